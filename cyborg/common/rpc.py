@@ -1,0 +1,79 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""oslo.messaging plumbing: one transport, clients, servers, serializer.
+
+RabbitMQ in production; ``fake://`` serves the all-in-one process and the
+fast tests. Servers use the threading executor: there is no eventlet.
+"""
+
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
+
+from cyborg import context as cyborg_context
+
+TRANSPORT = None
+
+
+def init(conf):
+    """Create the process's RPC transport from ``transport_url``."""
+    global TRANSPORT
+    messaging.set_transport_defaults(control_exchange='cyborg')
+    TRANSPORT = messaging.get_rpc_transport(conf)
+
+
+def cleanup():
+    global TRANSPORT
+    if TRANSPORT is not None:
+        TRANSPORT.cleanup()
+    TRANSPORT = None
+
+
+class RequestContextSerializer(messaging.Serializer):
+    """Carries the request context, and entities through ``base``.
+
+    ``base`` is the versioned-object serializer; the RPC API modules pass
+    :class:`cyborg.objects.base.CyborgObjectSerializer`.
+    """
+
+    def __init__(self, base):
+        self._base = base
+
+    def serialize_entity(self, context, entity):
+        return self._base.serialize_entity(context, entity)
+
+    def deserialize_entity(self, context, entity):
+        return self._base.deserialize_entity(context, entity)
+
+    def serialize_context(self, context):
+        return context.to_dict()
+
+    def deserialize_context(self, context):
+        return cyborg_context.RequestContext.from_dict(context)
+
+
+def _transport():
+    if TRANSPORT is None:
+        raise RuntimeError('cyborg.common.rpc.init() was not called')
+    return TRANSPORT
+
+
+def get_client(target, serializer, version_cap=None):
+    return messaging.get_rpc_client(
+        _transport(), target, version_cap=version_cap,
+        serializer=RequestContextSerializer(serializer))
+
+
+def get_server(target, endpoints, serializer):
+    return messaging.get_rpc_server(
+        _transport(), target, endpoints, executor='threading',
+        serializer=RequestContextSerializer(serializer),
+        access_policy=dispatcher.DefaultRPCAccessPolicy)

@@ -1,0 +1,183 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Options of the [api] group: the cyborg-api HTTP service."""
+
+from oslo_config import cfg
+
+api_group = cfg.OptGroup(
+    'api',
+    title='API options',
+    help='Options for the cyborg-api REST service.')
+
+api_opts = [
+    cfg.HostAddressOpt(
+        'host_ip',
+        default='0.0.0.0',
+        help="""
+Address the development API server listens on.
+
+Used only when cyborg-api runs as its own console script; under a WSGI
+server (uWSGI, mod_wsgi, gunicorn) the server's own settings decide. The
+default listens on every IPv4 address; use ``::`` for every IPv6 address or
+a single address to keep the API off other networks.
+
+Related options:
+
+* ``port``
+"""),
+    cfg.PortOpt(
+        'port',
+        default=6666,
+        help="""
+TCP port the development API server listens on.
+
+Used only when cyborg-api runs as its own console script. It must match the
+port of the accelerator endpoint registered in the Keystone catalog, which
+Nova uses to reach Cyborg.
+
+Related options:
+
+* ``host_ip``
+"""),
+    cfg.IntOpt(
+        'api_workers',
+        min=1,
+        sample_default='<number of CPUs>',
+        help="""
+Number of worker processes of the development API server.
+
+Used only when cyborg-api runs as its own console script. When unset, one
+worker per CPU of the host is started. Lower it on hosts that run many other
+services; each worker keeps its own pool of database connections.
+"""),
+    cfg.URIOpt(
+        'public_endpoint',
+        schemes=['http', 'https'],
+        help="""
+Public URL of the API, used in the links of version discovery documents.
+
+Set it when the API sits behind a TLS terminator, load balancer or URL
+prefix that clients see but the API process does not, for example
+``https://cloud.example.com/accelerator``. When unset, links are built from
+the host URL of each request plus its ``SCRIPT_NAME``. Setting
+``[oslo_middleware] enable_proxy_headers_parsing`` lets the API learn the
+public scheme and host from ``X-Forwarded-*`` headers instead.
+"""),
+    cfg.StrOpt(
+        'auth_strategy',
+        default='keystone',
+        choices=[
+            ('keystone', 'Validate tokens with Keystone through the '
+                         'keystonemiddleware auth_token filter, configured '
+                         'in [keystone_authtoken].'),
+            ('noauth', 'Accept every request without a token and take the '
+                       'caller\'s identity from headers or the noauth_* '
+                       'defaults. For development and tests only.'),
+        ],
+        help="""
+How the API authenticates callers.
+
+Use ``keystone`` in every real deployment. ``noauth`` trusts whatever
+identity a request claims, so anyone who can reach the API can do anything
+policy allows to the claimed roles; it exists for development, the
+all-in-one mode and tests.
+
+Related options:
+
+* ``noauth_default_project_id``
+* ``noauth_default_user_id``
+* ``noauth_default_roles``
+"""),
+    cfg.StrOpt(
+        'noauth_default_project_id',
+        default='cyborg-dev',
+        help="""
+Project ID given to a caller that sends no ``X-Project-Id`` header.
+
+Used only with ``auth_strategy = noauth``. Objects created without an
+explicit project, such as accelerator requests, are owned by this project.
+
+Related options:
+
+* ``auth_strategy``
+"""),
+    cfg.StrOpt(
+        'noauth_default_user_id',
+        default='cyborg-dev-user',
+        help="""
+User ID given to a caller that sends no ``X-User-Id`` header.
+
+Used only with ``auth_strategy = noauth``; it appears in logs and in the
+request context.
+
+Related options:
+
+* ``auth_strategy``
+"""),
+    cfg.ListOpt(
+        'noauth_default_roles',
+        default=['admin', 'member', 'reader'],
+        help="""
+Roles given to a caller that sends no ``X-Roles`` header.
+
+Used only with ``auth_strategy = noauth``. The default makes such a caller
+an administrator so that every API works in development; remove ``admin``
+to exercise the policy rules of an ordinary project member.
+
+Related options:
+
+* ``auth_strategy``
+"""),
+    cfg.IntOpt(
+        'max_limit',
+        default=1000,
+        min=1,
+        help="""
+Largest number of items one list request returns.
+
+A list request that asks for a larger ``limit``, or gives none, gets at most
+this many items; clients page through longer lists with ``marker``. Lower
+it to bound the memory and time one request can take; raise it if clients
+cannot page.
+"""),
+    cfg.BoolOpt(
+        'require_service_token',
+        default=True,
+        help="""
+Require a service token for the calls that only Nova should make.
+
+When enabled, binding and unbinding accelerator requests (PATCH) and
+deleting them by instance need an ``X-Service-Token`` header whose token
+carries one of the roles in ``[keystone_authtoken] service_token_roles``
+(``service`` by default), besides a user token that policy allows. This
+stops a user from binding requests to arbitrary hosts or releasing devices
+under a running instance. Nova sends a service token when its
+``[service_user] send_service_user_token`` is enabled. Disable this only if
+Nova cannot send service tokens; then any caller that policy allows can
+make these calls.
+
+Related options:
+
+* ``auth_strategy``
+* ``[keystone_authtoken] service_token_roles``
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(api_group)
+    conf.register_opts(api_opts, group=api_group)
+
+
+def list_opts():
+    return {api_group: api_opts}

@@ -1,0 +1,120 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Options of the [conductor] group: the cyborg-conductor service."""
+
+from oslo_config import cfg
+
+conductor_group = cfg.OptGroup(
+    'conductor',
+    title='Conductor options',
+    help='Options for the cyborg-conductor service.')
+
+conductor_opts = [
+    cfg.IntOpt(
+        'workers',
+        min=1,
+        sample_default='<number of CPUs>',
+        help="""
+Number of worker processes of one cyborg-conductor service.
+
+When unset, one worker per CPU of the host is started. Each worker consumes
+RPC requests from the shared conductor queue and runs the periodic tasks, so
+more workers bind more accelerator requests at once. Several conductor
+services on different hosts can run side by side as well; they share the
+work through the message queue and the database.
+"""),
+    cfg.IntOpt(
+        'reconcile_interval',
+        default=300,
+        min=1,
+        help="""
+Seconds between two Placement reconciliation passes of a host.
+
+A pass compares the devices a host's agent last reported with the resource
+providers, inventories and traits Cyborg owns in Placement, and repairs any
+drift (a deleted provider, lost traits, changed inventory). A pass that
+finds nothing to change writes nothing. Lower it to repair drift sooner;
+every pass reads each host's providers from Placement. Checked by the
+periodic tasks, so it takes effect at the granularity of
+``[DEFAULT] periodic_interval``.
+
+Related options:
+
+* ``[DEFAULT] periodic_interval``
+* ``host_lease_seconds``
+* ``[agent] full_report_every``
+"""),
+    cfg.IntOpt(
+        'host_lease_seconds',
+        default=120,
+        min=1,
+        help="""
+Seconds one conductor owns the inventory reconciliation of a host.
+
+Before a conductor updates the inventory of a host, in the database and in
+Placement, it takes a lease on that host, so two conductors never update
+the same host at once. A conductor that stops without releasing its lease
+blocks the host until the lease expires, when another conductor takes over.
+It must be longer than the slowest reconciliation of one host, otherwise a
+second conductor may start while the first is still working; raise it for
+hosts with very many devices or a slow Placement.
+
+Related options:
+
+* ``reconcile_interval``
+"""),
+    cfg.IntOpt(
+        'placement_max_retries',
+        default=5,
+        min=0,
+        help="""
+Times a Placement update is retried after a conflict or connection error.
+
+Placement rejects an update with 409 Conflict when the resource provider
+changed since it was read (its generation moved on, for example because
+Nova updated it at the same time); the conductor then reads it again and
+retries. Connection errors are retried the same way. After the last retry
+the operation fails and is tried again by the next reconciliation pass.
+Raise it for busy clouds where conflicts are frequent.
+
+Related options:
+
+* ``[placement]`` options, which say how Placement is reached
+"""),
+    cfg.IntOpt(
+        'nova_event_max_retries',
+        default=3,
+        min=0,
+        help="""
+Times sending an ``accelerator-request-bound`` event to Nova is retried.
+
+The conductor tells Nova through its external events API that the
+accelerator requests of an instance are bound or failed to bind. If Nova
+cannot be reached the call is retried this many times; if every try fails,
+Nova stops waiting after its own ``arq_binding_timeout`` and the instance
+build fails.
+
+Related options:
+
+* ``[nova]`` options, which say how Nova is reached
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(conductor_group)
+    conf.register_opts(conductor_opts, group=conductor_group)
+
+
+def list_opts():
+    return {conductor_group: conductor_opts}

@@ -1,0 +1,114 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Options of the [DEFAULT] group: host identity, state and timers."""
+
+import socket
+
+from oslo_config import cfg
+
+default_opts = [
+    cfg.StrOpt(
+        'host',
+        default=socket.gethostname(),
+        sample_default='<hostname>',
+        help="""
+Name of this host as Cyborg knows it.
+
+The agent listens for RPC under this name (its RPC server is
+``cyborg-agent.<host>``), reports its devices under it, and the conductor
+records it on every device and accelerator request of this host. It must
+match the host name Nova uses for the compute service on the same machine,
+because Nova binds accelerator requests to that name. Change it only when
+the system host name differs from the one nova-compute reports; changing it
+on a host that already has devices makes them look like a new host's.
+
+Related options:
+
+* ``[agent] resource_provider_name``
+"""),
+    cfg.StrOpt(
+        'state_path',
+        default='/var/lib/cyborg',
+        help="""
+Top-level directory for Cyborg's local state.
+
+Other options refer to it as ``$state_path``; the default SQLite database
+(``[database] connection``) lives here. The directory must exist and be
+writable by the user the services run as. Point it somewhere else for a
+development or test deployment that does not run as a system service.
+"""),
+    cfg.IntOpt(
+        'bind_timeout',
+        default=300,
+        min=1,
+        help="""
+Seconds a background accelerator request (ARQ) bind may take.
+
+A bind that has not finished within this time (for example because FPGA
+programming hangs or an agent stopped answering) is abandoned: the ARQ goes
+to ``BindFailed`` and Nova is told, so the instance build fails instead of
+waiting forever. Raise it when devices legitimately need longer to program;
+it should be at least ``[fpga] program_timeout`` plus the time to download
+the bitstream. Nova waits for the bind result for ``[DEFAULT]
+arq_binding_timeout`` seconds of nova.conf (also 300 by default); keep this
+value no longer than Nova's, or Nova gives up on the instance before Cyborg
+reports the failure.
+
+Related options:
+
+* ``[fpga] program_timeout``
+"""),
+    cfg.IntOpt(
+        'periodic_interval',
+        default=60,
+        min=1,
+        help="""
+Seconds between runs of the conductor's periodic tasks.
+
+The periodic tasks find and fail accelerator requests whose bind outlived
+``bind_timeout``, resume work a stopped conductor left behind, and start
+Placement reconciliation when ``[conductor] reconcile_interval`` has passed.
+A lower value notices stuck work sooner at the cost of more database
+queries.
+
+Related options:
+
+* ``bind_timeout``
+* ``periodic_fuzzy_delay``
+* ``[conductor] reconcile_interval``
+"""),
+    cfg.IntOpt(
+        'periodic_fuzzy_delay',
+        default=5,
+        min=0,
+        help="""
+Largest random delay, in seconds, before the first periodic task run.
+
+Each service waits a random time between zero and this value before it
+starts its periodic tasks, so that many services started together do not
+hit the database and Placement at the same moment. Set to 0 to start at
+once.
+
+Related options:
+
+* ``periodic_interval``
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(default_opts)
+
+
+def list_opts():
+    return {'DEFAULT': default_opts}

@@ -1,0 +1,77 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Options of the [fpga] group: programming FPGAs on the agent."""
+
+from oslo_config import cfg
+
+fpga_group = cfg.OptGroup(
+    'fpga',
+    title='FPGA options',
+    help='Options of the FPGA drivers of cyborg-agent.')
+
+fpga_opts = [
+    cfg.IntOpt(
+        'program_timeout',
+        default=600,
+        min=1,
+        help="""
+Seconds one FPGA programming run may take.
+
+A vendor tool that has not finished within this time is stopped and the
+programming fails, which fails the bind of the accelerator request that
+asked for it. Raise it for large bitstreams or slow devices, and keep
+``[DEFAULT] bind_timeout`` longer than this plus the bitstream download.
+
+Related options:
+
+* ``[DEFAULT] bind_timeout``
+* ``fpgaconf_path``
+* ``xbmgmt_path``
+"""),
+    cfg.StrOpt(
+        'fpgaconf_path',
+        default='fpgaconf',
+        help="""
+Command the Intel FPGA driver runs to program a device.
+
+The OPAE ``fpgaconf`` tool; a bare name is looked up in ``PATH``. Give an
+absolute path when OPAE is installed outside ``PATH`` of the agent.
+
+Related options:
+
+* ``program_timeout``
+"""),
+    cfg.StrOpt(
+        'xbmgmt_path',
+        default='xbmgmt',
+        help="""
+Command the Xilinx FPGA driver runs to program a device.
+
+The Xilinx Runtime (XRT) ``xbmgmt`` tool; a bare name is looked up in
+``PATH``. Give an absolute path when XRT is installed outside ``PATH`` of
+the agent, usually ``/opt/xilinx/xrt/bin/xbmgmt``.
+
+Related options:
+
+* ``program_timeout``
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(fpga_group)
+    conf.register_opts(fpga_opts, group=fpga_group)
+
+
+def list_opts():
+    return {fpga_group: fpga_opts}

@@ -1,0 +1,61 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Options of the [glance] group: where bitstreams come from."""
+
+from oslo_config import cfg
+
+from cyborg.conf import ksa_opts
+
+SERVICE_TYPE = 'image'
+
+glance_group = cfg.OptGroup(
+    'glance',
+    title='Glance service options',
+    help=('How Cyborg authenticates to and finds the Glance image service, '
+          'which stores FPGA bitstreams as images. The conductor reads image '
+          'metadata to find the bitstream a device profile asks for; the '
+          'agent downloads the image data before programming a device. The '
+          'options are keystoneauth1\'s: session options (TLS, timeout), auth '
+          'options (``auth_type`` and the options of that plugin) and adapter '
+          'options (service type, interfaces, region, endpoint override), '
+          'plus the options below.'))
+
+glance_opts = [
+    cfg.StrOpt(
+        'download_dir',
+        sample_default='<system temporary directory>',
+        help="""
+Directory where the agent stores bitstreams downloaded from Glance.
+
+Each image is streamed into a file here, programmed into the device and
+then removed. When unset, the system temporary directory is used (usually
+``/tmp``, or ``$TMPDIR``). Set it when that directory is small or is a
+memory file system, since bitstreams can be hundreds of megabytes; the
+directory must be writable by the agent.
+
+Related options:
+
+* ``[fpga] program_timeout``
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(glance_group)
+    ksa_opts.register_client_opts(conf, glance_group, SERVICE_TYPE)
+    conf.register_opts(glance_opts, group=glance_group)
+
+
+def list_opts():
+    return {glance_group: ksa_opts.list_client_opts(SERVICE_TYPE) +
+            glance_opts}

@@ -1,0 +1,45 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The request context that travels from the API through RPC to workers."""
+
+import copy
+
+from oslo_context import context
+from oslo_db.sqlalchemy import enginefacade
+
+
+@enginefacade.transaction_context_provider
+class RequestContext(context.RequestContext):
+    """Who is asking, and on behalf of which project."""
+
+    def elevated(self):
+        """Return a copy of this context with admin rights."""
+        ctx = copy.copy(self)
+        ctx.is_admin = True
+        if 'admin' not in ctx.roles:
+            ctx.roles = list(ctx.roles) + ['admin']
+        return ctx
+
+    def to_policy_values(self):
+        values = super().to_policy_values()
+        values['is_admin'] = self.is_admin
+        return values
+
+    @classmethod
+    def from_dict(cls, values, **kwargs):
+        kwargs.setdefault('is_admin', values.get('is_admin', False))
+        return super().from_dict(values, **kwargs)
+
+
+def get_admin_context():
+    """A context for the service's own work (periodic tasks, start-up)."""
+    return RequestContext(is_admin=True, roles=['admin'], overwrite=False)

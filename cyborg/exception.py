@@ -1,0 +1,169 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Cyborg's domain exceptions.
+
+One hierarchy for the whole service. Exceptions describe what went wrong in
+the domain and know nothing about HTTP: the API edge maps each family to a
+status code in one table (cyborg.api.errors). They are raised across RPC,
+so each one keeps its formatted message in str().
+"""
+
+from cyborg.i18n import _
+
+
+class CyborgException(Exception):
+    """Base of every Cyborg error; msg_fmt is filled from kwargs."""
+
+    msg_fmt = _("An unknown exception occurred.")
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if not message:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                # A caller passed the wrong keywords: keep the template
+                # rather than hide the real error behind a formatting one.
+                message = self.msg_fmt
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __str__(self):
+        return self.message
+
+
+# --- families -------------------------------------------------------------
+
+class Invalid(CyborgException):
+    msg_fmt = _("Invalid input: %(reason)s")
+
+
+class NotFound(CyborgException):
+    msg_fmt = _("Resource could not be found.")
+
+
+class Conflict(CyborgException):
+    msg_fmt = _("Conflict: %(reason)s")
+
+
+class Forbidden(CyborgException):
+    msg_fmt = _("Forbidden: %(reason)s")
+
+
+class Locked(CyborgException):
+    msg_fmt = _("The resource is busy: %(reason)s")
+
+
+class NotAcceptable(CyborgException):
+    msg_fmt = _("Not acceptable: %(reason)s")
+
+
+class ServiceUnavailable(CyborgException):
+    msg_fmt = _("Service unavailable: %(reason)s")
+
+
+# --- invalid input --------------------------------------------------------
+
+class InvalidParameterValue(Invalid):
+    msg_fmt = _("Invalid value for %(name)s: %(reason)s")
+
+
+class InvalidStateTransition(Invalid):
+    msg_fmt = _("Unknown accelerator request state %(state)s.")
+
+
+class InvalidAttachHandle(Invalid):
+    msg_fmt = _("Attach handle %(uuid)s cannot be used: %(reason)s")
+
+
+# --- not found ------------------------------------------------------------
+
+class DeviceNotFound(NotFound):
+    msg_fmt = _("Device %(uuid)s could not be found.")
+
+
+class DeployableNotFound(NotFound):
+    msg_fmt = _("Deployable %(uuid)s could not be found.")
+
+
+class AttributeNotFound(NotFound):
+    msg_fmt = _("Attribute %(uuid)s could not be found.")
+
+
+class ControlpathIDNotFound(NotFound):
+    msg_fmt = _("Control path id %(uuid)s could not be found.")
+
+
+class AttachHandleNotFound(NotFound):
+    msg_fmt = _("Attach handle %(uuid)s could not be found.")
+
+
+class DeviceProfileNotFound(NotFound):
+    msg_fmt = _("Device profile %(name)s could not be found.")
+
+
+class AcceleratorRequestNotFound(NotFound):
+    msg_fmt = _("Accelerator request %(uuid)s could not be found.")
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = _("Resource provider %(name)s could not be found in "
+                "Placement.")
+
+
+# --- conflicts ------------------------------------------------------------
+
+class DuplicateEntry(Conflict):
+    msg_fmt = _("A %(kind)s with %(field)s %(value)s already exists.")
+
+
+class DeviceProfileInUse(Conflict):
+    msg_fmt = _("Device profile %(name)s is used by %(count)d accelerator "
+                "request(s); delete them first.")
+
+
+class DeviceProfileDisabled(Conflict):
+    msg_fmt = _("Device profile %(name)s is disabled.")
+
+
+class AcceleratorRequestInvalidState(Conflict):
+    msg_fmt = _("Accelerator request %(uuid)s is in state %(state)s; "
+                "it must be one of %(allowed)s for this operation.")
+
+
+class AttachHandleUnavailable(Conflict):
+    msg_fmt = _("No free attach handle on deployable %(deployable)s.")
+
+
+class ObjectInUse(Conflict):
+    msg_fmt = _("%(kind)s %(uuid)s is in use: %(reason)s")
+
+
+# --- locked ---------------------------------------------------------------
+
+class AcceleratorRequestsUnresolved(Locked):
+    msg_fmt = _("Accelerator requests of instance %(instance)s are not "
+                "resolved yet.")
+
+
+class HostLeaseHeld(Locked):
+    msg_fmt = _("Host %(host)s is being reconciled by %(owner)s.")
+
+
+# --- forbidden ------------------------------------------------------------
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = _("Policy does not allow %(action)s to be performed.")
+
+
+class ServiceTokenRequired(Forbidden):
+    msg_fmt = _("%(action)s requires a service token.")

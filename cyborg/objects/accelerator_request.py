@@ -1,0 +1,93 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Accelerator request (ARQ): one accelerator requested for an instance."""
+
+from cyborg.db import api as db_api
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class AcceleratorRequest(base.PersistentObject):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _noun = 'accelerator_request'
+
+    fields = dict(base.PersistentObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'state': fields.ARQStateField(default='Initial'),
+        'device_profile_id': fields.IntegerField(),
+        'device_profile_name': fields.StringField(),
+        'device_profile_group_id': fields.IntegerField(),
+        'device_profile_group': fields.DictOfNullableStringsField(),
+        'hostname': fields.StringField(nullable=True),
+        'device_rp_uuid': fields.UUIDField(nullable=True),
+        'instance_uuid': fields.UUIDField(nullable=True),
+        'project_id': fields.StringField(nullable=True),
+        'attach_handle_id': fields.IntegerField(nullable=True),
+        'deployable_id': fields.IntegerField(nullable=True),
+        'attach_handle_type': fields.StringField(),
+        'attach_handle_uuid': fields.UUIDField(nullable=True),
+        'attach_handle_info': fields.DictOfNullableStringsField(),
+    })
+
+    _derived_fields = ('device_profile_name', 'attach_handle_type',
+                       'attach_handle_uuid', 'attach_handle_info')
+
+    @classmethod
+    def _from_db_object(cls, context, db_row, obj=None):
+        obj = super()._from_db_object(context, db_row, obj=obj)
+        handle = db_row.attach_handle
+        obj.device_profile_name = db_row.device_profile.name
+        obj.attach_handle_type = handle.attach_type if handle else ''
+        obj.attach_handle_uuid = handle.uuid if handle else None
+        obj.attach_handle_info = dict(handle.attach_info) if handle else {}
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def create_many(cls, context, values_list):
+        """Insert several ARQs in one transaction."""
+        return cls._from_db_objects(
+            context, db_api.arq_create_many(context, values_list))
+
+    @classmethod
+    def destroy_many(cls, context, uuids=None, instance_uuid=None):
+        """Delete by uuids (all or nothing) or by instance (idempotent).
+
+        :returns: the deleted ARQs as they were before deletion.
+        """
+        return cls._from_db_objects(
+            context, db_api.arqs_delete(context, uuids=uuids,
+                                        instance_uuid=instance_uuid))
+
+    def destroy(self, context):
+        self.destroy_many(context, uuids=[self.uuid])
+
+    def update_state(self, context, target, values=None, expected=None):
+        """Move to ``target`` if the transition table allows it."""
+        row = db_api.arq_update_state(context, self.uuid, target,
+                                      values=values, expected=expected)
+        self._from_db_object(context, row, obj=self)
+
+    def bind(self, context, deployable_id, values=None):
+        """Claim a free handle of the deployable and become Bound."""
+        row = db_api.arq_bind(context, self.uuid, deployable_id,
+                              values=values)
+        self._from_db_object(context, row, obj=self)
+
+    def unbind(self, context):
+        """Release the handle and forget host, RP and instance."""
+        self._from_db_object(context, db_api.arq_unbind(context, self.uuid),
+                             obj=self)

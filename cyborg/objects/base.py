@@ -1,0 +1,106 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Base classes of Cyborg's versioned objects and their RPC serializer.
+
+Objects are data plus persistence: they read and write the database through
+:mod:`cyborg.db.api` and never make RPC or HTTP calls.
+"""
+
+from oslo_versionedobjects import base as ovo_base
+
+from cyborg.db import api as db_api
+from cyborg.objects import fields
+
+
+class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
+    pass
+
+
+class CyborgObject(ovo_base.VersionedObject):
+    """Base of every Cyborg object; sets the serialisation namespaces."""
+
+    OBJ_SERIAL_NAMESPACE = 'cyborg_object'
+    OBJ_PROJECT_NAMESPACE = 'cyborg'
+
+
+class PersistentObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
+    """An object stored in one table, found by its uuid.
+
+    Subclasses name their table's noun in ``_noun`` (see
+    :mod:`cyborg.db.api`) and may override ``_from_db_object`` for fields
+    that do not map one to one to columns.
+    """
+
+    _noun = None
+
+    fields = {
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    #: Fields computed from other tables; never written back.
+    _derived_fields = ()
+
+    @classmethod
+    def _from_db_object(cls, context, db_row, obj=None):
+        obj = obj or cls(context)
+        for name in obj.fields:
+            if name not in obj._derived_fields:
+                setattr(obj, name, getattr(db_row, name))
+        obj._context = context
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def _from_db_objects(cls, context, db_rows):
+        return [cls._from_db_object(context, row) for row in db_rows]
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid):
+        return cls._from_db_object(context,
+                                   db_api.get(context, cls._noun, uuid))
+
+    @classmethod
+    def get_by_id(cls, context, obj_id):
+        return cls._from_db_object(
+            context, db_api.get_by_id(context, cls._noun, obj_id))
+
+    @classmethod
+    def list(cls, context, filters=None, limit=None, marker=None,
+             sort_key=None, sort_dir=None):
+        """Objects matching exact-match ``filters``, paged in SQL."""
+        rows = db_api.get_all(context, cls._noun, filters=filters,
+                              limit=limit, marker=marker, sort_key=sort_key,
+                              sort_dir=sort_dir)
+        return cls._from_db_objects(context, rows)
+
+    def _writable_changes(self):
+        return {k: v for k, v in self.obj_get_changes().items()
+                if k not in self._derived_fields and k != 'id'}
+
+    def create(self, context):
+        row = db_api.create(context, self._noun, self._writable_changes())
+        self._from_db_object(context, row, obj=self)
+
+    def save(self, context):
+        changes = self._writable_changes()
+        if changes:
+            row = db_api.update(context, self._noun, self.uuid, changes)
+            self._from_db_object(context, row, obj=self)
+
+    def destroy(self, context):
+        db_api.delete(context, self._noun, self.uuid)
+        self.obj_reset_changes()
+
+
+class CyborgObjectSerializer(ovo_base.VersionedObjectSerializer):
+    OBJ_BASE_CLASS = CyborgObject

@@ -1,0 +1,35 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Start-up shared by every process: config, logging, database, objects.
+
+Only the composition roots (``cyborg.cmd`` and ``cyborg.wsgi``) call it.
+"""
+
+from oslo_log import log
+
+import cyborg.conf
+from cyborg.db import api as db_api
+from cyborg import objects
+from cyborg import version
+
+CONF = cyborg.conf.CONF
+
+
+def prepare_service(argv, default_config_files=None):
+    """Parse ``argv`` and config files, then set up the process."""
+    log.register_options(CONF)
+    CONF(argv[1:], project='cyborg',
+         version=version.version_info.version_string(),
+         default_config_files=default_config_files)
+    log.setup(CONF, 'cyborg')
+    db_api.configure(CONF)
+    objects.register_all()

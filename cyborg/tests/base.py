@@ -1,0 +1,39 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Base test case: isolated configuration, objects registered."""
+
+from oslo_config import fixture as config_fixture
+import testtools
+
+import cyborg.conf
+from cyborg import context
+from cyborg import objects
+from cyborg.tests import fixtures as cyborg_fixtures
+
+objects.register_all()
+
+
+class TestCase(testtools.TestCase):
+    """Every test gets its own configuration; DB tests set USES_DB."""
+
+    USES_DB = False
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(
+            config_fixture.Config(cyborg.conf.CONF))
+        self.context = context.RequestContext(
+            user_id='fake-user', project_id='fake-project',
+            roles=['member', 'reader'])
+        self.admin_context = context.get_admin_context()
+        if self.USES_DB:
+            self.useFixture(cyborg_fixtures.Database())

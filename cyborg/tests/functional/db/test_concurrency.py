@@ -1,0 +1,120 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Concurrent binds on real database servers never share a handle.
+
+Many threads, each in its own transaction, race to bind ARQs to a
+deployable with fewer free handles than ARQs, and to move one ARQ out of
+the same state. The conditional UPDATEs of cyborg.db.api must let exactly
+the right number win on SQLite, MariaDB and PostgreSQL alike.
+"""
+
+import concurrent.futures
+import threading
+
+from oslo_db.sqlalchemy import test_fixtures
+from oslo_utils import uuidutils
+import testtools
+
+from cyborg import context
+from cyborg.db import api as db_api
+from cyborg.db import migration
+from cyborg import exception
+from cyborg import states
+from cyborg.tests import db_utils
+
+
+class _CyborgSchema(test_fixtures.GeneratesSchemaFromMigrations):
+    """Build the schema with our migrations, for cyborg.db.api's facade."""
+
+    def get_enginefacade(self):
+        return db_api.main_context_manager
+
+    def generate_schema_migrations(self, engine):
+        migration.upgrade('head', engine=engine)
+
+
+class MySQLFixture(_CyborgSchema, test_fixtures.MySQLOpportunisticFixture):
+    pass
+
+
+class PostgreSQLFixture(_CyborgSchema,
+                        test_fixtures.PostgresqlOpportunisticFixture):
+    pass
+
+
+class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
+
+    THREADS = 8
+
+    def setUp(self):
+        super().setUp()
+        self.ctx = context.get_admin_context()
+        self.profile = db_utils.create_profile(self.ctx)
+        _, self.deployable, self.handles = db_utils.create_device_tree(
+            self.ctx, handles=3)
+
+    def _race(self, func, args_list):
+        barrier = threading.Barrier(len(args_list))
+
+        def run(args):
+            barrier.wait()
+            try:
+                return func(context.get_admin_context(), *args)
+            except exception.CyborgException as e:
+                return e
+
+        with concurrent.futures.ThreadPoolExecutor(len(args_list)) as pool:
+            return list(pool.map(run, args_list))
+
+    def _bind_started_arqs(self, count):
+        arqs = db_utils.create_arqs(self.ctx, self.profile, count=count)
+        values = {'hostname': 'host1'}
+        return [db_api.arq_update_state(
+                    self.ctx, arq.uuid, states.BIND_STARTED,
+                    values=dict(values,
+                                instance_uuid=uuidutils.generate_uuid()))
+                for arq in arqs]
+
+    def test_handles_never_shared(self):
+        arqs = self._bind_started_arqs(self.THREADS)
+        results = self._race(db_api.arq_bind,
+                             [(a.uuid, self.deployable.id) for a in arqs])
+        bound = [r for r in results if not isinstance(r, Exception)]
+        refused = [r for r in results if isinstance(r, Exception)]
+        self.assertEqual(len(self.handles), len(bound))
+        self.assertEqual({h.id for h in self.handles},
+                         {r.attach_handle_id for r in bound})
+        self.assertEqual(
+            {exception.AttachHandleUnavailable},
+            {type(r) for r in refused})
+        in_use = db_api.get_all(self.ctx, 'attach_handle',
+                                filters={'in_use': True})
+        self.assertEqual(len(self.handles), len(in_use))
+
+    def test_one_winner_per_transition(self):
+        arq = db_utils.create_arqs(self.ctx, self.profile)[0]
+        results = self._race(
+            db_api.arq_update_state,
+            [(arq.uuid, states.BIND_STARTED)] * self.THREADS)
+        winners = [r for r in results if not isinstance(r, Exception)]
+        self.assertEqual(1, len(winners))
+        self.assertEqual(
+            {exception.AcceleratorRequestInvalidState},
+            {type(r) for r in results if isinstance(r, Exception)})
+
+
+class TestConcurrencyMySQL(_Concurrency, testtools.TestCase):
+    FIXTURE = MySQLFixture
+
+
+class TestConcurrencyPostgreSQL(_Concurrency, testtools.TestCase):
+    FIXTURE = PostgreSQLFixture

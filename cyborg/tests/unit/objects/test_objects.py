@@ -1,0 +1,150 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Object fingerprints, RPC round trips and persistence through objects."""
+
+from oslo_utils import uuidutils
+from oslo_versionedobjects import fixture
+
+from cyborg.common import rpc
+from cyborg import exception
+from cyborg.objects import accelerator_request
+from cyborg.objects import base as objects_base
+from cyborg.objects import deployable
+from cyborg.objects import device
+from cyborg.objects import device_profile
+from cyborg.objects import driver_report
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+
+# A change to an object's fields changes its fingerprint: bump its VERSION,
+# teach obj_make_compatible the old shape, then update the hash here.
+EXPECTED_FINGERPRINTS = {
+    'AcceleratorRequest': '1.0-bb930f006eb71d4a85006ad0f4364544',
+    'AttachHandle': '1.0-0853907fc2b8bafe4de8a0b80849926d',
+    'AttachHandleReport': '1.0-4bc8b8ca0bddd6a38648a064ffc7de8c',
+    'Attribute': '1.0-3e042d6370779d8da3d32f99ac8f5951',
+    'AttributeReport': '1.0-8b0258883e67fc59f2c5e5541bd52b43',
+    'ControlpathID': '1.0-0766f87734cb50c3e6de0660a6ce12bf',
+    'ControlpathReport': '1.0-86e69faaf3c616283bb628496708fec2',
+    'Deployable': '1.0-d51f17df1436da69ad45176fb103f2c5',
+    'DeployableReport': '1.0-b2a8d3b9d4485433ac19f3e6c614c69d',
+    'Device': '1.0-4d3e6ae037ea7f97a37d46df5c3d51f6',
+    'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
+    'DeviceReport': '1.0-f5274f118b47b17f8117b196c1a84d31',
+    'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
+}
+
+
+class TestObjectVersions(base.TestCase):
+
+    def test_versions(self):
+        checker = fixture.ObjectVersionChecker(
+            objects_base.CyborgObjectRegistry.obj_classes())
+        expected, actual = checker.test_hashes(EXPECTED_FINGERPRINTS)
+        self.assertEqual(expected, actual,
+                         'Object fields changed; see the note above '
+                         'EXPECTED_FINGERPRINTS.')
+
+
+class TestSerializer(base.TestCase):
+
+    def test_report_round_trip(self):
+        report = driver_report.HostReport(hostname='host1', devices=[
+            driver_report.DeviceReport(
+                type='FPGA', vendor='8086', model='n3000',
+                controlpath_id=driver_report.ControlpathReport(
+                    cpid_type='PCI', cpid_info={'bus': '5e'}),
+                deployables=[driver_report.DeployableReport(
+                    name='host1_0000:5e:00.0', num_accelerators=1,
+                    driver_name='intel_fpga',
+                    attributes=[driver_report.AttributeReport(
+                        key='rc', value='FPGA')],
+                    attach_handles=[driver_report.AttachHandleReport(
+                        attach_type='PCI', attach_info={'bus': '5e'})])])])
+        serializer = rpc.RequestContextSerializer(
+            objects_base.CyborgObjectSerializer())
+        primitive = serializer.serialize_entity(self.context, report)
+        back = serializer.deserialize_entity(self.context, primitive)
+        self.assertEqual('host1', back.hostname)
+        dep = back.devices[0].deployables[0]
+        self.assertEqual('FPGA', dep.attributes[0].value)
+        self.assertEqual({'bus': '5e'}, dep.attach_handles[0].attach_info)
+
+    def test_context_round_trip(self):
+        serializer = rpc.RequestContextSerializer(
+            objects_base.CyborgObjectSerializer())
+        back = serializer.deserialize_context(
+            serializer.serialize_context(self.context))
+        self.assertEqual(self.context.project_id, back.project_id)
+        self.assertEqual(self.context.roles, back.roles)
+        self.assertFalse(back.is_admin)
+
+
+class TestPersistence(base.TestCase):
+    USES_DB = True
+
+    def test_device_profile_create_list_destroy(self):
+        profile = device_profile.DeviceProfile(
+            self.admin_context, name='dp', description=None,
+            groups=[{'resources:FPGA': '1'}])
+        profile.create(self.admin_context)
+        self.assertTrue(uuidutils.is_uuid_like(profile.uuid))
+        self.assertTrue(profile.enabled)
+        got = device_profile.DeviceProfile.get_by_name(self.admin_context,
+                                                       'dp')
+        self.assertEqual(profile.uuid, got.uuid)
+        self.assertEqual([{'resources:FPGA': '1'}], got.groups)
+        got.description = 'changed'
+        got.save(self.admin_context)
+        self.assertEqual('changed', device_profile.DeviceProfile.get_by_uuid(
+            self.admin_context, profile.uuid).description)
+        got.destroy(self.admin_context)
+        self.assertEqual([], device_profile.DeviceProfile.list(
+            self.admin_context))
+
+    def test_device_list_filters(self):
+        db_utils.create_device_tree(self.admin_context, hostname='a')
+        db_utils.create_device_tree(self.admin_context, hostname='b')
+        devices = device.Device.list(self.admin_context,
+                                     filters={'hostname': 'b'})
+        self.assertEqual(['b'], [d.hostname for d in devices])
+        self.assertEqual('enabled', devices[0].status)
+        deps = deployable.Deployable.list(
+            self.admin_context, filters={'device_id': devices[0].id})
+        self.assertEqual(2, deps[0].num_accelerators)
+
+    def test_arq_lifecycle_through_objects(self):
+        profile = db_utils.create_profile(self.admin_context)
+        _, dep, handles = db_utils.create_device_tree(self.admin_context)
+        arq_cls = accelerator_request.AcceleratorRequest
+        arq = arq_cls.create_many(self.admin_context, [{
+            'device_profile_id': profile.id, 'device_profile_group_id': 0,
+            'device_profile_group': profile.groups[0],
+            'project_id': 'p1'}])[0]
+        self.assertEqual('fpga-dp1', arq.device_profile_name)
+        self.assertEqual('', arq.attach_handle_type)
+        self.assertEqual({}, arq.attach_handle_info)
+        self.assertIsNone(arq.attach_handle_uuid)
+        arq.update_state(self.admin_context, states.BIND_STARTED,
+                         values={'hostname': 'host1'})
+        arq.bind(self.admin_context, dep.id)
+        self.assertEqual(states.BOUND, arq.state)
+        self.assertEqual('PCI', arq.attach_handle_type)
+        self.assertEqual(handles[0].uuid, arq.attach_handle_uuid)
+        self.assertEqual('1', arq.attach_handle_info['function'])
+        arq.unbind(self.admin_context)
+        self.assertEqual(states.UNBOUND, arq.state)
+        self.assertEqual('', arq.attach_handle_type)
+        arq.destroy(self.admin_context)
+        self.assertRaises(exception.AcceleratorRequestNotFound,
+                          arq_cls.get_by_uuid, self.admin_context, arq.uuid)

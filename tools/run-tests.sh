@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up a virtualenv and run every check a change must pass: the style and
+# layer checks (pep8), then the unit and functional tests with pytest.
+#
+#   tools/run-tests.sh              everything
+#   tools/run-tests.sh -k profile   extra arguments go to pytest
+#
+# Environment: CYBORG_TEST_VENV (default .venvs/test), PYTHON (python3),
+# OS_TEST_DBAPI_ADMIN_CONNECTION and CYBORG_TEST_RABBIT_URL to point the
+# functional tests at other database and RabbitMQ servers.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+venv=${CYBORG_TEST_VENV:-.venvs/test}
+python=${PYTHON:-python3}
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "== creating virtualenv $venv"
+    "$python" -m venv "$venv"
+fi
+echo "== installing Cyborg and its test requirements into $venv"
+"$venv/bin/python" -m pip install -q -U pip
+"$venv/bin/python" -m pip install -q -r requirements.txt \
+    -r test-requirements.txt
+"$venv/bin/python" -m pip install -q --no-deps -e .
+
+export PATH="$PWD/$venv/bin:$PATH"
+
+echo "== pep8: flake8 (hacking), import-linter, bashate, doc8"
+flake8
+lint-imports
+git ls-files '*.sh' '.ci/run' 'devstack/*' \
+    | grep -v '\.\(rst\|md\|txt\|yaml\)$' \
+    | xargs -r bashate -v --error E005,E042,E043
+doc8 doc/source api-ref/source releasenotes/source README.md
+
+echo "== unit and functional tests"
+pytest -p no:cacheprovider cyborg/tests "$@"
