@@ -12,8 +12,10 @@
 """oslo.messaging plumbing: one transport, clients, servers, serializer.
 
 RabbitMQ in production; ``fake://`` serves the all-in-one process and the
-fast tests. Servers use the threading executor: there is no eventlet.
+fast tests. Servers use oslo.messaging's threading executor: no eventlet.
 """
+
+import functools
 
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
@@ -23,11 +25,14 @@ from cyborg import context as cyborg_context
 TRANSPORT = None
 
 
-def init(conf):
-    """Create the process's RPC transport from ``transport_url``."""
+def init(conf, url=None):
+    """Create the process's RPC transport.
+
+    :param url: a transport URL; by default ``[DEFAULT] transport_url``.
+    """
     global TRANSPORT
     messaging.set_transport_defaults(control_exchange='cyborg')
-    TRANSPORT = messaging.get_rpc_transport(conf)
+    TRANSPORT = messaging.get_rpc_transport(conf, url=url)
 
 
 def cleanup():
@@ -74,6 +79,19 @@ def get_client(target, serializer, version_cap=None):
 
 def get_server(target, endpoints, serializer):
     return messaging.get_rpc_server(
-        _transport(), target, endpoints, executor='threading',
+        _transport(), target, endpoints,
         serializer=RequestContextSerializer(serializer),
         access_policy=dispatcher.DefaultRPCAccessPolicy)
+
+
+def expected_exceptions(*exceptions):
+    """oslo.messaging's decorator, keeping the method's name and signature.
+
+    Exceptions of these types are expected results of an RPC method: they
+    go back to the caller without a traceback in the server's log.
+    """
+    decorate = messaging.expected_exceptions(*exceptions)
+
+    def outer(func):
+        return functools.wraps(func)(decorate(func))
+    return outer

@@ -12,11 +12,20 @@
 """Test fixtures shared by unit and functional tests."""
 
 import fixtures
+import futurist
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 
+from cyborg.common import rpc
+from cyborg.common import service
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
+import cyborg.conf
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.objects import base as objects_base
+
+CONF = cyborg.conf.CONF
 
 
 class Database(fixtures.Fixture):
@@ -34,3 +43,34 @@ class Database(fixtures.Fixture):
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
             db_api.main_context_manager, facade))
         self.addCleanup(facade.writer.get_engine().dispose)
+
+
+class RPC(fixtures.Fixture):
+    """oslo.messaging on the in-process fake:// transport."""
+
+    def _setUp(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.common.rpc.TRANSPORT', None))
+        rpc.init(CONF, url='fake://')
+        self.addCleanup(rpc.cleanup)
+
+
+class Conductor(fixtures.Fixture):
+    """A conductor serving on fake:// in this process.
+
+    Background binds run synchronously, so a test sees their outcome as
+    soon as the RPC call returns.
+    """
+
+    def __init__(self, host='conductor-test'):
+        super().__init__()
+        self.host = host
+
+    def _setUp(self):
+        self.manager = manager.ConductorManager(
+            self.host, executor=futurist.SynchronousExecutor())
+        self.service = service.RPCService(
+            self.manager, rpcapi.TOPIC,
+            objects_base.CyborgObjectSerializer(), host=self.host)
+        self.service.start()
+        self.addCleanup(self.service.stop)

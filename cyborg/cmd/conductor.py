@@ -1,0 +1,34 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-conductor``: the service that owns the database and Placement."""
+
+import sys
+
+from oslo_service import service
+
+from cyborg.common import service as cyborg_service
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
+import cyborg.conf
+from cyborg.objects import base as objects_base
+from cyborg import startup
+
+CONF = cyborg.conf.CONF
+
+
+def main(argv=None):
+    startup.prepare_service(sys.argv if argv is None else argv)
+    server = cyborg_service.RPCService(
+        manager.ConductorManager(CONF.host), rpcapi.TOPIC,
+        objects_base.CyborgObjectSerializer())
+    launcher = service.launch(CONF, server, restart_method='mutate')
+    launcher.wait()

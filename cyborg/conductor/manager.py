@@ -1,0 +1,88 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Server side of the conductor RPC API: a thin delegating manager.
+
+Each method hands its work to one workflow module. Keep the version and
+the methods in step with :mod:`cyborg.conductor.rpcapi`.
+"""
+
+import futurist
+from oslo_log import log
+import oslo_messaging as messaging
+
+from cyborg.common import rpc
+from cyborg.conductor import accelerator_request
+from cyborg.conductor import attribute as attribute_flow
+from cyborg.conductor import device_profile
+from cyborg import exception
+from cyborg.i18n import _
+
+LOG = log.getLogger(__name__)
+
+
+class ConductorManager:
+    """The conductor's RPC endpoint."""
+
+    RPC_API_VERSION = '1.0'
+
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, host, executor=None):
+        self.host = host
+        self._executor = executor or futurist.ThreadPoolExecutor(
+            max_workers=16)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def report_host(self, context, host_report):
+        raise exception.ServiceUnavailable(
+            reason=_('inventory reports are not accepted yet'))
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def device_profile_create(self, context, profile):
+        return device_profile.create(context, profile)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def device_profiles_delete(self, context, uuids, names):
+        device_profile.delete(context, uuids, names)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def arq_create(self, context, device_profile_name, project_id):
+        return accelerator_request.create(context, device_profile_name,
+                                          project_id)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def arq_apply_patch(self, context, patch):
+        for arq in accelerator_request.start_binds(context, patch):
+            self._executor.submit(accelerator_request.bind, context, arq)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def arq_delete(self, context, uuids=None, instance_uuid=None):
+        accelerator_request.delete(context, uuids=uuids,
+                                   instance_uuid=instance_uuid)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def device_set_status(self, context, device_uuid, status):
+        raise exception.ServiceUnavailable(
+            reason=_('device enable and disable are not available yet'))
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def deployable_program(self, context, deployable_uuid, image_uuid):
+        raise exception.ServiceUnavailable(
+            reason=_('programming is not available yet'))
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def attribute_create(self, context, attribute):
+        return attribute_flow.create(context, attribute)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def attribute_delete(self, context, uuid):
+        attribute_flow.delete(context, uuid)

@@ -1,0 +1,102 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Client side of the conductor RPC API (topic ``cyborg-conductor``).
+
+Versioned like a public API. Each method names the version it needs; a
+rolling upgrade caps the version sent with ``[upgrade_levels] conductor``.
+
+History:
+
+* 1.0 - Initial version: report_host; device_profile_create,
+  device_profiles_delete; arq_create, arq_apply_patch, arq_delete;
+  device_set_status; deployable_program; attribute_create,
+  attribute_delete.
+"""
+
+import oslo_messaging as messaging
+
+from cyborg.common import rpc
+import cyborg.conf
+from cyborg.objects import base as objects_base
+
+CONF = cyborg.conf.CONF
+
+TOPIC = 'cyborg-conductor'
+
+
+class ConductorAPI:
+    """What the API and the agents ask the conductor to do."""
+
+    RPC_API_VERSION = '1.0'
+
+    def __init__(self, topic=TOPIC):
+        target = messaging.Target(topic=topic, version='1.0')
+        self.client = rpc.get_client(
+            target, objects_base.CyborgObjectSerializer(),
+            version_cap=CONF.upgrade_levels.conductor or
+            self.RPC_API_VERSION)
+
+    def _call(self, context, version, method, **kwargs):
+        cctxt = self.client.prepare(version=version)
+        return cctxt.call(context, method, **kwargs)
+
+    def report_host(self, context, host_report):
+        """Apply an agent's report of its host's accelerators."""
+        return self._call(context, '1.0', 'report_host',
+                          host_report=host_report)
+
+    def device_profile_create(self, context, profile):
+        """Store a new DeviceProfile object; returns the stored one."""
+        return self._call(context, '1.0', 'device_profile_create',
+                          profile=profile)
+
+    def device_profiles_delete(self, context, uuids=(), names=()):
+        """Delete profiles by uuid and name, all or none."""
+        return self._call(context, '1.0', 'device_profiles_delete',
+                          uuids=list(uuids), names=list(names))
+
+    def arq_create(self, context, device_profile_name, project_id):
+        """Create the ARQs a profile asks for; returns them."""
+        return self._call(context, '1.0', 'arq_create',
+                          device_profile_name=device_profile_name,
+                          project_id=project_id)
+
+    def arq_apply_patch(self, context, patch):
+        """Bind or unbind ARQs; the work completes in the background.
+
+        :param patch: {arq_uuid: {'hostname', 'device_rp_uuid',
+            'instance_uuid'[, 'project_id']} to bind, or None to unbind}.
+        """
+        return self._call(context, '1.0', 'arq_apply_patch', patch=patch)
+
+    def arq_delete(self, context, uuids=None, instance_uuid=None):
+        """Delete ARQs by uuid (all or none) or by instance."""
+        return self._call(context, '1.0', 'arq_delete', uuids=uuids,
+                          instance_uuid=instance_uuid)
+
+    def device_set_status(self, context, device_uuid, status):
+        """Enable or disable (maintaining) a device and its inventory."""
+        return self._call(context, '1.0', 'device_set_status',
+                          device_uuid=device_uuid, status=status)
+
+    def deployable_program(self, context, deployable_uuid, image_uuid):
+        """Program an FPGA deployable; returns the updated Deployable."""
+        return self._call(context, '1.0', 'deployable_program',
+                          deployable_uuid=deployable_uuid,
+                          image_uuid=image_uuid)
+
+    def attribute_create(self, context, attribute):
+        return self._call(context, '1.0', 'attribute_create',
+                          attribute=attribute)
+
+    def attribute_delete(self, context, uuid):
+        return self._call(context, '1.0', 'attribute_delete', uuid=uuid)

@@ -1,0 +1,119 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Conductor workflows driven through its RPC API on fake://."""
+
+from oslo_utils import uuidutils
+
+from cyborg.conductor import rpcapi
+from cyborg.db import api as db_api
+from cyborg import exception
+from cyborg.objects import accelerator_request as arq_obj
+from cyborg.objects import device_profile
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+from cyborg.tests import fixtures
+
+
+class TestConductorOverRPC(base.TestCase):
+    USES_DB = True
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.RPC())
+        self.useFixture(fixtures.Conductor())
+        self.api = rpcapi.ConductorAPI()
+        _, self.deployable, self.handles = db_utils.create_device_tree(
+            self.admin_context, hostname='host1')
+        self.rp_uuid = uuidutils.generate_uuid()
+        db_api.update(self.admin_context, 'deployable', self.deployable.uuid,
+                      {'rp_uuid': self.rp_uuid})
+
+    def _profile(self, groups):
+        profile = device_profile.DeviceProfile(
+            self.admin_context, name='dp', description=None, groups=groups)
+        return self.api.device_profile_create(self.admin_context, profile)
+
+    def test_profile_create_and_delete(self):
+        created = self._profile([{'resources:FPGA': '1'}])
+        self.assertTrue(uuidutils.is_uuid_like(created.uuid))
+        self.assertRaises(exception.DuplicateEntry, self._profile,
+                          [{'resources:FPGA': '1'}])
+        self.api.device_profiles_delete(self.admin_context, names=['dp'])
+        self.assertRaises(exception.DeviceProfileNotFound,
+                          device_profile.DeviceProfile.get_by_name,
+                          self.admin_context, 'dp')
+
+    def test_arqs_are_groups_times_units(self):
+        self._profile([{'resources:FPGA': '2'},
+                       {'resources:CUSTOM_X': '1', 'resources:FPGA': '1'}])
+        arqs = self.api.arq_create(self.admin_context, 'dp', 'p1')
+        self.assertEqual([0, 0, 1, 1],
+                         [a.device_profile_group_id for a in arqs])
+        self.assertEqual({states.INITIAL}, {a.state for a in arqs})
+        self.assertEqual({'p1'}, {a.project_id for a in arqs})
+
+    def test_unknown_profile(self):
+        self.assertRaises(exception.DeviceProfileNotFound,
+                          self.api.arq_create, self.admin_context, 'nope',
+                          'p1')
+
+    def test_bind_unbind_delete(self):
+        self._profile([{'resources:FPGA': '1'}])
+        arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
+        instance = uuidutils.generate_uuid()
+        self.api.arq_apply_patch(self.admin_context, {arq.uuid: {
+            'hostname': 'host1', 'device_rp_uuid': self.rp_uuid,
+            'instance_uuid': instance}})
+        bound = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
+                                                       arq.uuid)
+        self.assertEqual(states.BOUND, bound.state)
+        self.assertEqual(self.handles[0].uuid, bound.attach_handle_uuid)
+        self.api.arq_apply_patch(self.admin_context, {arq.uuid: None})
+        unbound = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
+                                                         arq.uuid)
+        self.assertEqual(states.UNBOUND, unbound.state)
+        self.api.arq_delete(self.admin_context, uuids=[arq.uuid])
+        self.assertRaises(exception.AcceleratorRequestNotFound,
+                          arq_obj.AcceleratorRequest.get_by_uuid,
+                          self.admin_context, arq.uuid)
+
+    def test_bind_to_rp_of_another_host_fails(self):
+        self._profile([{'resources:FPGA': '1'}])
+        arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
+        self.api.arq_apply_patch(self.admin_context, {arq.uuid: {
+            'hostname': 'host2', 'device_rp_uuid': self.rp_uuid,
+            'instance_uuid': uuidutils.generate_uuid()}})
+        failed = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
+                                                        arq.uuid)
+        self.assertEqual(states.BIND_FAILED, failed.state)
+        self.assertIsNone(failed.attach_handle_id)
+
+    def test_patch_with_a_bad_entry_changes_nothing(self):
+        self._profile([{'resources:FPGA': '2'}])
+        first, second = self.api.arq_create(self.admin_context, 'dp', 'p1')
+        self.api.arq_apply_patch(self.admin_context, {second.uuid: {
+            'hostname': 'host1', 'device_rp_uuid': self.rp_uuid,
+            'instance_uuid': uuidutils.generate_uuid()}})
+        # second is Bound now: binding it again is refused, with first.
+        self.assertRaises(
+            exception.AcceleratorRequestInvalidState,
+            self.api.arq_apply_patch, self.admin_context,
+            {first.uuid: {'hostname': 'host1',
+                          'device_rp_uuid': self.rp_uuid,
+                          'instance_uuid': uuidutils.generate_uuid()},
+             second.uuid: {'hostname': 'host1',
+                           'device_rp_uuid': self.rp_uuid,
+                           'instance_uuid': uuidutils.generate_uuid()}})
+        self.assertEqual(states.INITIAL,
+                         arq_obj.AcceleratorRequest.get_by_uuid(
+                             self.admin_context, first.uuid).state)
