@@ -42,6 +42,11 @@ class ConductorManager:
             max_workers=16)
 
     @rpc.expected_exceptions(exception.CyborgException)
+    def compute_node_rp(self, context, hostname, rp_name):
+        raise exception.ServiceUnavailable(
+            reason=_('Placement is not reached yet'))
+
+    @rpc.expected_exceptions(exception.CyborgException)
     def report_host(self, context, host_report):
         raise exception.ServiceUnavailable(
             reason=_('inventory reports are not accepted yet'))

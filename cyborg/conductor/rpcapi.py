@@ -16,7 +16,8 @@ rolling upgrade caps the version sent with ``[upgrade_levels] conductor``.
 
 History:
 
-* 1.0 - Initial version: report_host; device_profile_create,
+* 1.0 - Initial version: compute_node_rp, report_host;
+  device_profile_create,
   device_profiles_delete; arq_create, arq_apply_patch, arq_delete;
   device_set_status; deployable_program; attribute_create,
   attribute_delete.
@@ -48,6 +49,17 @@ class ConductorAPI:
     def _call(self, context, version, method, **kwargs):
         cctxt = self.client.prepare(version=version)
         return cctxt.call(context, method, **kwargs)
+
+    def compute_node_rp(self, context, hostname, rp_name):
+        """The uuid of the compute node's resource provider in Placement.
+
+        An agent asks this at start, before its first report, because it
+        never talks to Placement itself.
+
+        :raises ResourceProviderNotFound: Placement does not know it yet.
+        """
+        return self._call(context, '1.0', 'compute_node_rp',
+                          hostname=hostname, rp_name=rp_name)
 
     def report_host(self, context, host_report):
         """Apply an agent's report of its host's accelerators."""

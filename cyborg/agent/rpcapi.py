@@ -1,0 +1,78 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Client side of the agent RPC API (topic ``cyborg-agent``, one server
+per compute host).
+
+Versioned like a public API. Each method names the version it needs; a
+rolling upgrade caps the version sent with ``[upgrade_levels] agent``.
+
+History:
+
+* 1.0 - Initial version: program, create_mdev, remove_mdev.
+"""
+
+import oslo_messaging as messaging
+
+from cyborg.common import rpc
+import cyborg.conf
+from cyborg.objects import base as objects_base
+
+CONF = cyborg.conf.CONF
+
+TOPIC = 'cyborg-agent'
+
+
+class AgentAPI:
+    """What the conductor asks the agent of one host to do."""
+
+    RPC_API_VERSION = '1.0'
+
+    def __init__(self, topic=TOPIC):
+        target = messaging.Target(topic=topic, version='1.0')
+        self.client = rpc.get_client(
+            target, objects_base.CyborgObjectSerializer(),
+            version_cap=CONF.upgrade_levels.agent or self.RPC_API_VERSION)
+
+    def _call(self, context, host, version, method, timeout=None, **kwargs):
+        cctxt = self.client.prepare(server=host, version=version,
+                                    timeout=timeout)
+        return cctxt.call(context, method, **kwargs)
+
+    def program(self, context, host, deployable_name, bitstream_id=None,
+                function_id=None, function_name=None, timeout=None):
+        """Program an FPGA region of ``host`` with a Glance bitstream.
+
+        The bitstream is named by ``bitstream_id`` (a Glance image), or
+        found by function id or name for the region's type. When the call
+        returns, the agent has already sent the conductor a fresh report of
+        its host with the new functions.
+
+        :returns: the Glance id of the bitstream that was loaded.
+        """
+        return self._call(context, host, '1.0', 'program', timeout=timeout,
+                          deployable_name=deployable_name,
+                          bitstream_id=bitstream_id,
+                          function_id=function_id,
+                          function_name=function_name)
+
+    def create_mdev(self, context, host, mdev_uuid, mdev_type,
+                    parent_address):
+        """Create a mediated device of ``mdev_type`` on a parent GPU."""
+        return self._call(context, host, '1.0', 'create_mdev',
+                          mdev_uuid=mdev_uuid, mdev_type=mdev_type,
+                          parent_address=parent_address)
+
+    def remove_mdev(self, context, host, mdev_uuid):
+        """Remove a mediated device; removing a missing one is not an
+        error."""
+        return self._call(context, host, '1.0', 'remove_mdev',
+                          mdev_uuid=mdev_uuid)
