@@ -9,8 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Client side of the agent RPC API (topic ``cyborg-agent``, one server
-per compute host).
+"""Client side of the agent RPC API: topic ``cyborg-agent``, one per host.
 
 Versioned like a public API. Each method names the version it needs; a
 rolling upgrade caps the version sent with ``[upgrade_levels] agent``.
@@ -72,7 +71,6 @@ class AgentAPI:
                           parent_address=parent_address)
 
     def remove_mdev(self, context, host, mdev_uuid):
-        """Remove a mediated device; removing a missing one is not an
-        error."""
+        """Remove a mediated device (a missing one is not an error)."""
         return self._call(context, host, '1.0', 'remove_mdev',
                           mdev_uuid=mdev_uuid)
