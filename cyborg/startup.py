@@ -27,6 +27,9 @@ CONF = cyborg.conf.CONF
 def prepare_service(argv, default_config_files=None):
     """Parse ``argv`` and config files, then set up the process."""
     log.register_options(CONF)
+    # Alembic narrates every connection at INFO; its own output is enough.
+    log.set_defaults(default_log_levels=log.get_default_log_levels() +
+                     ['alembic=WARN'])
     CONF(argv[1:], project='cyborg',
          version=version.version_info.version_string(),
          default_config_files=default_config_files)

@@ -20,6 +20,7 @@ Usage::
 
 import sys
 
+from alembic import util as alembic_util
 from oslo_config import cfg
 
 import cyborg.conf
@@ -64,8 +65,13 @@ _COMMAND = cfg.SubCommandOpt('command', title='Commands',
 
 
 def main(argv=None):
+    """Run the sub-command; exit status 1 when alembic refuses it."""
     argv = sys.argv if argv is None else argv
     CONF.register_cli_opt(_COMMAND)
     startup.prepare_service(argv)
-    CONF.command.func()
+    try:
+        CONF.command.func()
+    except alembic_util.CommandError as e:
+        print('cyborg-dbsync: %s' % e, file=sys.stderr)
+        return 1
     return 0

@@ -232,10 +232,12 @@ def arq_create_many(context, values_list):
     try:
         context.session.flush()
     except db_exc.DBDuplicateEntry:
-        raise exception.DuplicateEntry(kind='accelerator_request',
-                                       field='uuid', value='?')
+        raise exception.DuplicateEntry(
+            kind='accelerator_request', field='uuid',
+            value=', '.join(r.uuid for r in rows))
     except db_exc.DBReferenceError:
-        raise exception.DeviceProfileNotFound(name='?')
+        raise exception.DeviceProfileNotFound(
+            name=', '.join(sorted({str(r.device_profile_id) for r in rows})))
     # Read them back so the profile and handle joins are loaded.
     model = models.AcceleratorRequest
     return context.session.query(model).filter(
