@@ -44,8 +44,9 @@ class FpgaRegion:
     board: str
     #: The region's type: the PR interface id that its shell exposes.
     region_type: str | None
-    #: The id of the shell loaded around the region.
-    shell_id: str | None
+    #: Ids of the loaded shell (partitions): a partial bitstream's
+    #: ``shell_id`` must be one of them.
+    shell_ids: tuple
 
 
 class Driver(abc.ABC):

@@ -33,6 +33,6 @@ class FakeDriver(base.Driver):
     def discover(self, pci_devices):
         region = report.deployable(
             CARD, self.name, 'FPGA',
-            [VENDOR_TRAIT, report.custom_trait('FPGA_REGION', REGION_TYPE)],
+            [VENDOR_TRAIT, report.custom_name('FPGA_REGION', REGION_TYPE)],
             [report.pci_handle(vf) for vf in VFS])
         return [report.device('FPGA', 'fake', 'Fake FPGA', CARD, [region])]

@@ -97,6 +97,15 @@ class PciDevice:
         """Paths below the device directory matching ``pattern``, sorted."""
         return sorted(glob.glob(os.path.join(self.path, pattern)))
 
+    def read_all(self, *patterns):
+        """The stripped texts of the files matching each pattern in turn."""
+        texts = []
+        for pattern in patterns:
+            for path in self.glob(pattern):
+                with open(path) as f:
+                    texts.append(f.read().strip())
+        return texts
+
     def class_is(self, prefix):
         """Whether the class code starts with ``prefix`` (2, 4 or 6 digits)."""
         return self.class_code.startswith(prefix)

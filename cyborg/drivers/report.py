@@ -30,10 +30,11 @@ from cyborg.objects import driver_report
 from cyborg import states
 
 
-def custom_trait(*parts):
-    """``CUSTOM_`` and the parts, upper-cased, joined by ``_``.
+def custom_name(*parts):
+    """A custom trait or resource class name made of ``parts``.
 
-    Characters a trait name cannot hold become ``_``.
+    ``CUSTOM_`` and the parts, upper-cased and joined by ``_``; characters
+    that Placement names cannot hold become ``_``.
     """
     name = '_'.join(str(part) for part in parts if part)
     return 'CUSTOM_' + re.sub(r'[^A-Z0-9_]', '_', name.upper())

@@ -11,6 +11,10 @@
 # under the License.
 """Test fixtures shared by unit and functional tests."""
 
+import json
+import os
+import sys
+
 import fixtures
 import futurist
 from oslo_db.sqlalchemy import enginefacade
@@ -74,3 +78,37 @@ class Conductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         self.service.start()
         self.addCleanup(self.service.stop)
+
+
+class StandInTool(fixtures.Fixture):
+    """An executable standing in for a vendor tool such as ``fpgaconf``.
+
+    It records each call's arguments (see :attr:`calls`), then runs
+    ``effect``: Python source with ``args`` (the argument list) in scope,
+    which may write files, print, exit with a status or hang.
+    """
+
+    def __init__(self, name, effect=''):
+        super().__init__()
+        self.name = name
+        self.effect = effect
+
+    def _setUp(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        self.path = os.path.join(directory, self.name)
+        self._calls = self.path + '.calls'
+        with open(self.path, 'w') as f:
+            f.write('#!%s\n' % sys.executable)
+            f.write('import json, sys\n'
+                    'args = sys.argv[1:]\n'
+                    'with open(%r, "a") as f:\n'
+                    '    f.write(json.dumps(args) + "\\n")\n' % self._calls)
+            f.write(self.effect + '\n')
+        os.chmod(self.path, 0o755)
+
+    @property
+    def calls(self):
+        if not os.path.exists(self._calls):
+            return []
+        with open(self._calls) as f:
+            return [json.loads(line) for line in f]
