@@ -182,9 +182,8 @@ class BitstreamAmbiguous(Conflict):
                 "ask for one of them by id.")
 
 
-class MdevCreateFailed(Conflict):
-    msg_fmt = _("Mediated device %(uuid)s of type %(mdev_type)s cannot be "
-                "created on %(parent)s: %(reason)s")
+class MdevFailed(Conflict):
+    msg_fmt = _("Cannot %(action)s mediated device %(uuid)s: %(reason)s")
 
 
 # --- failures of the host or its tools -----------------------------------
