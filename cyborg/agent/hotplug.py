@@ -42,6 +42,8 @@ class HotplugMonitor:
             monitor = pyudev.Monitor.from_netlink(pyudev.Context(),
                                                   source='kernel')
             monitor.filter_by('pci')
+            # Receive from now on, not only once the thread runs.
+            monitor.start()
             self._observer = pyudev.MonitorObserver(
                 monitor, callback=self._event, name='pci-hotplug')
             self._observer.start()

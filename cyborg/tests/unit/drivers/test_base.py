@@ -62,3 +62,17 @@ class TestFakeDriver(base.TestCase):
         self.assertEqual({'domain': '0000', 'bus': 'ff', 'device': '00',
                           'function': '1'},
                          dep.attach_handles[0].attach_info)
+
+    def test_programming_changes_the_function(self):
+        driver = fake.FakeDriver()
+        region = driver.fpga_regions({})[fake.CARD]
+        self.assertEqual(('Fake', 'FAKE'), (region.vendor, region.board))
+        driver.program(region, '/nonexistent', {
+            'id': '0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f',
+            'function_uuid': 'D8424DC4-A4A3-C413-F89E-433683F9040B'})
+        (dep,) = driver.discover({})[0].deployables
+        self.assertEqual('0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f',
+                         dep.bitstream_id)
+        self.assertIn('CUSTOM_FPGA_FUNCTION_ID_'
+                      'D8424DC4A4A3C413F89E433683F9040B',
+                      {a.value for a in dep.attributes})

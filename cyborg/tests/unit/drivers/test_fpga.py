@@ -13,6 +13,7 @@
 
 import json
 import os
+import select
 
 import fixtures
 
@@ -172,7 +173,7 @@ class TestRunTool(base.TestCase):
         self.assertIn('cannot be run', str(error))
 
     def test_timeout_kills_the_tool_and_its_children(self):
-        self.conf.config(program_timeout=1, group='fpga')
+        self.conf.config(program_timeout=2, group='fpga')
         pid_file = os.path.join(self.useFixture(
             fixtures.TempDir()).path, 'pid')
         tool = self.useFixture(cyborg_fixtures.StandInTool('tool', (
@@ -182,16 +183,20 @@ class TestRunTool(base.TestCase):
             'child.wait()') % pid_file))
         error = self.assertRaises(exception.ProgrammingFailed,
                                   fpga.run_tool, [tool.path], 'dep')
-        self.assertIn('within 1 seconds', str(error))
+        self.assertIn('within 2 seconds', str(error))
         with open(pid_file) as f:
-            child = f.read()
-        self.assertFalse(_alive(int(child)))
+            child = int(f.read())
+        self.assertTrue(_exits(child, timeout=10))
 
 
-def _alive(pid):
-    """Whether ``pid`` runs (a zombie waiting to be reaped does not)."""
+def _exits(pid, timeout):
+    """Whether process ``pid`` ends within ``timeout`` seconds."""
     try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().split(')')[-1].split()[0] != 'Z'
-    except FileNotFoundError:
-        return False
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        # A process descriptor becomes readable when the process exits.
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
