@@ -58,6 +58,11 @@ class Driver(abc.ABC):
 
     name = None
 
+    #: (vendor_id, product_id) pairs of the PCI devices the driver takes,
+    #: lower-case hex, ``*`` for any. ``cyborg-status upgrade check`` warns
+    #: when Nova's PCI whitelist names one of them too.
+    pci_ids = frozenset()
+
     @abc.abstractmethod
     def discover(self, pci_devices):
         """Report the devices of this driver's kind.

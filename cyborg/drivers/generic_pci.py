@@ -168,6 +168,8 @@ class GenericPciDriver(base.Driver):
     def __init__(self):
         self.specs = [DeviceSpec.parse(text)
                       for text in CONF.pci.device_spec]
+        self.pci_ids = frozenset((s.vendor_id, s.product_id)
+                                 for s in self.specs)
 
     def _spec_for(self, dev):
         return next((s for s in self.specs if s.matches(dev)), None)

@@ -57,6 +57,7 @@ class IntelFpgaDriver(fpga.FpgaDriver):
     """
 
     name = 'intel_fpga_driver'
+    pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
     vendor = 'Intel'
 
     def cards(self, pci_devices):

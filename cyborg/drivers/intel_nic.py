@@ -74,6 +74,8 @@ class IntelNicDriver(base.Driver):
     """SR-IOV VFs of Intel NICs, with the port's physical network."""
 
     name = 'intel_nic_driver'
+    # Every Intel Ethernet function with SR-IOV VFs, whatever its model.
+    pci_ids = frozenset([(VENDOR_ID, '*')])
 
     def __init__(self):
         self.physnets = parse_mappings(CONF.nic.physical_device_mappings)

@@ -39,6 +39,7 @@ class IntelQatDriver(base.Driver):
     """QAT physical functions, their VFs as attach handles."""
 
     name = 'intel_qat_driver'
+    pci_ids = frozenset((VENDOR_ID, product) for product in MODELS)
 
     def discover(self, pci_devices):
         devices = []

@@ -73,6 +73,7 @@ class NvidiaGpuDriver(base.Driver):
     """Whole GPUs as ``PGPU``, enabled vGPU types as ``VGPU``."""
 
     name = 'nvidia_gpu_driver'
+    pci_ids = frozenset([(VENDOR_ID, '*')])
 
     def __init__(self):
         self.vgpu_types = list(CONF.gpu_devices.enabled_vgpu_types)

@@ -69,6 +69,9 @@ class NvmeSsdDriver(base.Driver):
     """Each NVMe controller is one device and one accelerator."""
 
     name = 'nvme_ssd_driver'
+    # The driver takes any NVMe controller (it goes by PCI class); name the
+    # vendors it knows, which a whitelist entry can collide with.
+    pci_ids = frozenset((vendor, '*') for vendor in VENDORS)
 
     def discover(self, pci_devices):
         drives = [dev for dev in pci_devices.values()

@@ -50,6 +50,7 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
     """Alveo cards: management and user function as one device."""
 
     name = 'xilinx_fpga_driver'
+    pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
     vendor = 'Xilinx'
 
     def cards(self, pci_devices):
