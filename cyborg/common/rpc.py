@@ -21,6 +21,7 @@ import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
 from cyborg import context as cyborg_context
+from cyborg import exception
 
 TRANSPORT = None
 
@@ -32,7 +33,10 @@ def init(conf, url=None):
     """
     global TRANSPORT
     messaging.set_transport_defaults(control_exchange='cyborg')
-    TRANSPORT = messaging.get_rpc_transport(conf, url=url)
+    # Domain exceptions come back from the conductor as themselves, so the
+    # API can map them to status codes.
+    TRANSPORT = messaging.get_rpc_transport(
+        conf, url=url, allowed_remote_exmods=[exception.__name__])
 
 
 def cleanup():
