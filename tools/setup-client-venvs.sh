@@ -28,7 +28,8 @@ install_client() {
     rm -rf "$venv"
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q -U pip
-    "$venv/bin/python" -m pip install -q "$@"
+    "$venv/bin/python" -m pip install -q "$@" 2>&1 \
+        | { grep -v "^WARNING: Location" || true; }
     echo "$*" > "$venv/.cyborg-clients"
 }
 

@@ -37,11 +37,14 @@ LOG = log.getLogger(__name__)
 THREADS = 16
 
 
-def make_server(conf, application):
-    """A cheroot server for ``application`` on ``[api] host_ip:port``."""
+def make_server(conf, application, shared=False):
+    """A cheroot server for ``application`` on ``[api] host_ip:port``.
+
+    :param shared: other processes serve the same port (SO_REUSEPORT).
+    """
     return wsgi.Server((conf.api.host_ip, conf.api.port), application,
                        numthreads=THREADS, server_name='cyborg-api',
-                       reuse_port=True)
+                       reuse_port=shared)
 
 
 class APIWorker(cotyledon.Service):
@@ -49,15 +52,17 @@ class APIWorker(cotyledon.Service):
 
     name = 'cyborg-api'
 
-    def __init__(self, worker_id, conf):
+    def __init__(self, worker_id, conf, workers):
         super().__init__(worker_id)
         self.conf = conf
+        self.workers = workers
         self.server = None
 
     def run(self):
         # Connections and transports are made after the fork.
         rpc.init(self.conf)
-        self.server = make_server(self.conf, app.setup_app(self.conf))
+        self.server = make_server(self.conf, app.setup_app(self.conf),
+                                  shared=self.workers > 1)
         LOG.info('cyborg-api worker %(id)d serving on %(host)s:%(port)s',
                  {'id': self.worker_id, 'host': self.conf.api.host_ip,
                   'port': self.conf.api.port})
@@ -73,5 +78,5 @@ def main(argv=None):
     startup.prepare_service(sys.argv if argv is None else argv)
     workers = CONF.api.api_workers or processutils.get_worker_count()
     manager = cotyledon.ServiceManager()
-    manager.add(APIWorker, workers=workers, args=(CONF,))
+    manager.add(APIWorker, workers=workers, args=(CONF, workers))
     manager.run()

@@ -22,6 +22,7 @@ from urllib import parse
 
 import pecan
 from pecan import rest
+import webob
 from wsme.rest import json as wsme_json
 from wsme import types as wtypes
 
@@ -94,6 +95,11 @@ class Resource(wtypes.Base):
         values.update(extra)
         values['links'] = links(cls._collection, obj.uuid, cls._bookmark)
         return wsme_json.tojson(cls, cls(**values))
+
+
+def empty(status):
+    """A response without a body (202, 204): not even a JSON null."""
+    return webob.Response(status=status, content_type=None)
 
 
 def version():

@@ -34,6 +34,7 @@ controllers and compares them with this list)::
     GET    /v2/deployables
     GET    /v2/deployables/{uuid}
     PATCH  /v2/deployables/{uuid}/program
+    PATCH  /v2/deployables/{uuid}/program/{uuid}
     GET    /v2/attributes
     POST   /v2/attributes
     GET    /v2/attributes/{uuid}

@@ -161,7 +161,7 @@ class AcceleratorRequestsController(base.CollectionController):
         auth.require_service_token(ctx, _('Binding and unbinding '
                                           'accelerator requests'))
         base.conductor().arq_apply_patch(ctx, patch)
-        pecan.response.status = 202
+        return base.empty(202)
 
     @pecan.expose('json')
     def delete(self, uuid=None):
@@ -187,4 +187,4 @@ class AcceleratorRequestsController(base.CollectionController):
             auth.require_service_token(ctx, _('Deleting the accelerator '
                                               'requests of an instance'))
             base.conductor().arq_delete(ctx, instance_uuid=instance)
-        pecan.response.status = 204
+        return base.empty(204)

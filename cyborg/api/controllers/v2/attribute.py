@@ -84,4 +84,4 @@ class AttributesController(base.CollectionController):
         policy.authorize(ctx, rules.DELETE, {})
         validation.query(pecan.request, parameter_types.no_query)
         base.conductor().attribute_delete(ctx, uuid.lower())
-        pecan.response.status = 204
+        return base.empty(204)

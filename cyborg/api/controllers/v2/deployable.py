@@ -77,9 +77,13 @@ class DeployablesController(base.CollectionController):
                 for deployable in deployables]
 
     @pecan.expose('json')
-    def patch(self, uuid, action):
-        """``/{uuid}/program``: program an FPGA, return the deployable."""
-        if action != 'program':
+    def patch(self, uuid, action, again=None):
+        """``/{uuid}/program``: program an FPGA, return the deployable.
+
+        openstacksdk (and so the ``openstack`` CLI) appends the uuid once
+        more, ``/{uuid}/program/{uuid}``; that is accepted too.
+        """
+        if action != 'program' or again not in (None, uuid):
             raise exc.HTTPNotFound()
         ctx = base.context()
         policy.authorize(ctx, rules.PROGRAM, {})

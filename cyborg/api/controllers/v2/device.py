@@ -75,4 +75,4 @@ class DevicesController(base.CollectionController):
         device = device_obj.Device.get_by_uuid(ctx, uuid.lower())
         base.conductor().device_set_status(ctx, device.uuid,
                                            schema.ACTIONS[action])
-        pecan.response.status = 204
+        return base.empty(204)

@@ -107,4 +107,4 @@ class DeviceProfilesController(base.CollectionController):
         uuids, names = _split(ident)
         base.conductor().device_profiles_delete(ctx, uuids=uuids,
                                                 names=names)
-        pecan.response.status = 204
+        return base.empty(204)

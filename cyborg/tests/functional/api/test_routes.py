@@ -50,6 +50,8 @@ def _shape(path):
 def _routes_of(collection, controller):
     """The routes a RestController's methods accept."""
     prefix = '/v2/' + collection
+    # Path arguments after the collection, by how many there are.
+    shapes = ('', '/{}', '/{}/{action}', '/{}/{action}/{}')
     routes = set()
     for name, method in (('GET', 'get_all'), ('GET', 'get_one'),
                          ('POST', 'post'), ('PATCH', 'patch'),
@@ -62,12 +64,8 @@ def _routes_of(collection, controller):
             continue
         params = list(inspect.signature(func).parameters.values())
         required = [p for p in params if p.default is p.empty]
-        if not params or len(params) > len(required):
-            routes.add((name, prefix))
-        if len(params) == 1:
-            routes.add((name, prefix + '/{}'))
-        elif len(params) == 2:
-            routes.add((name, prefix + '/{}/{action}'))
+        for count in range(len(required), len(params) + 1):
+            routes.add((name, prefix + shapes[count]))
     return routes
 
 

@@ -1,0 +1,85 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-api`` as an operator runs it: its own processes on a port."""
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import fixtures
+import sqlalchemy
+import testtools
+
+from cyborg.db import models
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class TestCyborgAPICommand(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        state = self.useFixture(fixtures.TempDir()).path
+        database = 'sqlite:///%s/cyborg.sqlite' % state
+        engine = sqlalchemy.create_engine(database)
+        models.BASE.metadata.create_all(engine)
+        engine.dispose()
+        self.port = _free_port()
+        self.conf = '%s/cyborg.conf' % state
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = fake://\n'
+                    '[database]\nconnection = %s\n'
+                    '[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\n'
+                    'port = %d\napi_workers = 2\n' % (database, self.port))
+
+    def _get(self, path):
+        url = 'http://127.0.0.1:%d%s' % (self.port, path)
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, json.loads(response.read())
+
+    def _wait_until_serving(self, process):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.fail('cyborg-api exited: %s' % process.stderr.read())
+            try:
+                return self._get('/')
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)  # not listening yet
+        self.fail('cyborg-api did not start listening within 60s')
+
+    def test_serves_the_api_in_two_workers(self):
+        process = subprocess.Popen(
+            [sys.executable, '-c',
+             'import sys; from cyborg.cmd import api; sys.exit(api.main())',
+             '--config-file', self.conf],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(process.stderr.close)
+        self.addCleanup(process.wait, 30)
+        self.addCleanup(process.send_signal, signal.SIGTERM)
+        status, root = self._wait_until_serving(process)
+        self.assertEqual(200, status)
+        self.assertEqual('http://127.0.0.1:%d/v2' % self.port,
+                         root['versions'][0]['links'][0]['href'])
+        # Several requests: the workers share the port.
+        for _ in range(4):
+            self.assertEqual((200, {'device_profiles': []}),
+                             self._get('/v2/device_profiles'))
