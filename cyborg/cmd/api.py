@@ -15,6 +15,10 @@ Each of ``[api] api_workers`` processes (managed by cotyledon) runs
 cheroot's threaded WSGI server on ``[api] host_ip``:``port``; the kernel
 spreads connections over them (SO_REUSEPORT). Production deployments may
 instead run ``cyborg.wsgi.api:application`` under their web server.
+
+With ``[DEFAULT] transport_url = fake://`` no other process can reach
+this one, so it runs all in one for development: a single worker that
+also serves the conductor.
 """
 
 import sys
@@ -23,10 +27,15 @@ from cheroot import wsgi
 import cotyledon
 from oslo_concurrency import processutils
 from oslo_log import log
+import oslo_messaging as messaging
 
 from cyborg.api import app
 from cyborg.common import rpc
+from cyborg.common import service
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
 import cyborg.conf
+from cyborg.objects import base as objects_base
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -57,10 +66,18 @@ class APIWorker(cotyledon.Service):
         self.conf = conf
         self.workers = workers
         self.server = None
+        self.conductor = None
 
     def run(self):
         # Connections and transports are made after the fork.
         rpc.init(self.conf)
+        if _all_in_one(self.conf):
+            LOG.warning('transport_url is fake://: serving the conductor '
+                        'in this process too (development only)')
+            self.conductor = service.RPCService(
+                manager.ConductorManager(self.conf.host), rpcapi.TOPIC,
+                objects_base.CyborgObjectSerializer())
+            self.conductor.start()
         self.server = make_server(self.conf, app.setup_app(self.conf),
                                   shared=self.workers > 1)
         LOG.info('cyborg-api worker %(id)d serving on %(host)s:%(port)s',
@@ -71,12 +88,21 @@ class APIWorker(cotyledon.Service):
     def terminate(self):
         if self.server is not None:
             self.server.stop()
+        if self.conductor is not None:
+            self.conductor.stop()
         rpc.cleanup()
+
+
+def _all_in_one(conf):
+    """Whether ``[DEFAULT] transport_url`` is the in-process fake://."""
+    return messaging.TransportURL.parse(conf).transport == 'fake'
 
 
 def main(argv=None):
     startup.prepare_service(sys.argv if argv is None else argv)
     workers = CONF.api.api_workers or processutils.get_worker_count()
+    if _all_in_one(CONF):
+        workers = 1
     manager = cotyledon.ServiceManager()
     manager.add(APIWorker, workers=workers, args=(CONF, workers))
     manager.run()

@@ -37,22 +37,38 @@ class TestCyborgAPICommand(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        state = self.useFixture(fixtures.TempDir()).path
-        database = 'sqlite:///%s/cyborg.sqlite' % state
-        engine = sqlalchemy.create_engine(database)
+        self.state = self.useFixture(fixtures.TempDir()).path
+        self.database = 'sqlite:///%s/cyborg.sqlite' % self.state
+        engine = sqlalchemy.create_engine(self.database)
         models.BASE.metadata.create_all(engine)
         engine.dispose()
         self.port = _free_port()
-        self.conf = '%s/cyborg.conf' % state
-        with open(self.conf, 'w') as f:
-            f.write('[DEFAULT]\ntransport_url = fake://\n'
+
+    def _start(self, transport_url):
+        conf = '%s/cyborg.conf' % self.state
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = %s\n'
                     '[database]\nconnection = %s\n'
                     '[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\n'
-                    'port = %d\napi_workers = 2\n' % (database, self.port))
+                    'port = %d\napi_workers = 2\n' % (
+                        transport_url, self.database, self.port))
+        process = subprocess.Popen(
+            [sys.executable, '-c',
+             'import sys; from cyborg.cmd import api; sys.exit(api.main())',
+             '--config-file', conf],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(process.stderr.close)
+        self.addCleanup(process.wait, 30)
+        self.addCleanup(process.send_signal, signal.SIGTERM)
+        return self._wait_until_serving(process)
 
-    def _get(self, path):
+    def _get(self, path, body=None):
         url = 'http://127.0.0.1:%d%s' % (self.port, path)
-        with urllib.request.urlopen(url, timeout=10) as response:
+        request = urllib.request.Request(url)
+        if body is not None:
+            request.data = json.dumps(body).encode()
+            request.add_header('Content-Type', 'application/json')
+        with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
 
     def _wait_until_serving(self, process):
@@ -67,15 +83,8 @@ class TestCyborgAPICommand(testtools.TestCase):
         self.fail('cyborg-api did not start listening within 60s')
 
     def test_serves_the_api_in_two_workers(self):
-        process = subprocess.Popen(
-            [sys.executable, '-c',
-             'import sys; from cyborg.cmd import api; sys.exit(api.main())',
-             '--config-file', self.conf],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(process.stderr.close)
-        self.addCleanup(process.wait, 30)
-        self.addCleanup(process.send_signal, signal.SIGTERM)
-        status, root = self._wait_until_serving(process)
+        # Reads only: no message is sent, so no RabbitMQ is needed.
+        status, root = self._start('rabbit://guest:guest@127.0.0.1:5672/')
         self.assertEqual(200, status)
         self.assertEqual('http://127.0.0.1:%d/v2' % self.port,
                          root['versions'][0]['links'][0]['href'])
@@ -83,3 +92,11 @@ class TestCyborgAPICommand(testtools.TestCase):
         for _ in range(4):
             self.assertEqual((200, {'device_profiles': []}),
                              self._get('/v2/device_profiles'))
+
+    def test_all_in_one_on_fake_transport(self):
+        self._start('fake://')
+        status, created = self._get('/v2/device_profiles', body=[{
+            'name': 'dp1', 'groups': [{'resources:FPGA': '1'}]}])
+        self.assertEqual((201, 'dp1'), (status, created['name']))
+        self.assertEqual(['dp1'], [p['name'] for p in self._get(
+            '/v2/device_profiles')[1]['device_profiles']])
