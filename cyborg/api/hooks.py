@@ -42,11 +42,15 @@ class ContextHook(hooks.PecanHook):
 
 
 class MicroversionHook(hooks.PecanHook):
-    """Reads the microversion a request asks for and says which it got."""
+    """Reads the microversion a request asks for and says which it got.
+
+    It reads it before routing, so that a 404 or 405 of a /v2 path
+    carries the version headers too.
+    """
 
     priority = 20
 
-    def before(self, state):
+    def on_route(self, state):
         if state.request.path_info in _UNVERSIONED:
             return
         state.request.context['version'] = None

@@ -12,6 +12,7 @@
 """``cyborg-api`` as an operator runs it: its own processes on a port."""
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -100,3 +101,28 @@ class TestCyborgAPICommand(testtools.TestCase):
         self.assertEqual((201, 'dp1'), (status, created['name']))
         self.assertEqual(['dp1'], [p['name'] for p in self._get(
             '/v2/device_profiles')[1]['device_profiles']])
+
+
+class TestWSGIApplication(testtools.TestCase):
+    """cyborg.wsgi.api:application as a WSGI server mounts it."""
+
+    def test_mounted_under_a_prefix(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        conf = '%s/cyborg.conf' % state
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = fake://\n'
+                    '[database]\nconnection = sqlite:///%s/c.sqlite\n'
+                    '[api]\nauth_strategy = noauth\n' % state)
+        script = (
+            'import json, webob\n'
+            'from cyborg.wsgi import api\n'
+            'request = webob.Request.blank("/v2", base_url="http://cloud")\n'
+            'request.script_name = "/accelerator"\n'
+            'print(json.dumps(request.get_response(api.application).json))\n')
+        result = subprocess.run(
+            [sys.executable, '-c', script], capture_output=True, text=True,
+            env=dict(os.environ, CYBORG_CONFIG_FILE=conf), timeout=60)
+        self.assertEqual(0, result.returncode, result.stderr)
+        document = json.loads(result.stdout.splitlines()[-1])
+        self.assertEqual('http://cloud/accelerator/v2/',
+                         document['links'][0]['href'])
