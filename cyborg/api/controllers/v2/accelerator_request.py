@@ -72,12 +72,13 @@ def _owned(ctx, action, uuids):
     if missing:
         raise exception.AcceleratorRequestNotFound(
             uuid=', '.join(sorted(missing)))
-    _authorize_owners(ctx, action, arqs)
+    _authorize_owners(ctx, action, {arq.project_id for arq in arqs})
     return arqs
 
 
-def _authorize_owners(ctx, action, arqs):
-    for project_id in sorted({arq.project_id for arq in arqs}):
+def _authorize_owners(ctx, action, project_ids):
+    """Authorise ``action`` on the objects of each of ``project_ids``."""
+    for project_id in sorted(project_ids, key=str):
         policy.authorize(ctx, action, {'project_id': project_id})
 
 
@@ -181,9 +182,11 @@ class AcceleratorRequestsController(base.CollectionController):
             base.conductor().arq_delete(ctx, uuids=uuids)
         else:
             instance = params['instance'].lower()
-            arqs = ARQ.list(ctx, filters={'instance_uuid': instance})
-            _authorize_owners(ctx, rules.DELETE, arqs or [
-                ARQ(project_id=ctx.project_id)])
+            owners = {arq.project_id for arq in ARQ.list(
+                ctx, filters={'instance_uuid': instance})}
+            # Nothing to delete is still the caller's own request.
+            _authorize_owners(ctx, rules.DELETE,
+                              owners or {ctx.project_id})
             auth.require_service_token(ctx, _('Deleting the accelerator '
                                               'requests of an instance'))
             base.conductor().arq_delete(ctx, instance_uuid=instance)
