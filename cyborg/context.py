@@ -29,11 +29,6 @@ class RequestContext(context.RequestContext):
             ctx.roles = list(ctx.roles) + ['admin']
         return ctx
 
-    def to_policy_values(self):
-        values = super().to_policy_values()
-        values['is_admin'] = self.is_admin
-        return values
-
     @classmethod
     def from_dict(cls, values, **kwargs):
         kwargs.setdefault('is_admin', values.get('is_admin', False))

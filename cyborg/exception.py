@@ -71,6 +71,12 @@ class ServiceUnavailable(CyborgException):
     msg_fmt = _("Service unavailable: %(reason)s")
 
 
+class HostFailure(CyborgException):
+    """The host, a driver or a vendor tool failed at its part of the job."""
+
+    msg_fmt = _("The host failed: %(reason)s")
+
+
 # --- invalid input --------------------------------------------------------
 
 class InvalidParameterValue(Invalid):
@@ -188,11 +194,11 @@ class MdevFailed(Conflict):
 
 # --- failures of the host or its tools -----------------------------------
 
-class DriverLoadFailed(CyborgException):
+class DriverLoadFailed(HostFailure):
     msg_fmt = _("Accelerator driver %(name)s failed to load: %(reason)s")
 
 
-class ProgrammingFailed(CyborgException):
+class ProgrammingFailed(HostFailure):
     msg_fmt = _("Programming %(deployable)s failed: %(reason)s")
 
 

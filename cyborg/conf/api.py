@@ -138,6 +138,23 @@ Related options:
 
 * ``auth_strategy``
 """),
+    cfg.ListOpt(
+        'noauth_default_service_roles',
+        default=['service'],
+        help="""
+Service-token roles given to a caller that sends no ``X-Roles`` header.
+
+Used only with ``auth_strategy = noauth``, where they stand in for the
+roles of an ``X-Service-Token`` and are checked against ``[keystone_authtoken]
+service_token_roles`` by the calls that need a service token (see
+``require_service_token``). A caller that sends ``X-Roles`` gets only the
+service roles it sends in ``X-Service-Roles``.
+
+Related options:
+
+* ``auth_strategy``
+* ``require_service_token``
+"""),
     cfg.IntOpt(
         'max_limit',
         default=1000,

@@ -1,0 +1,77 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The cyborg-api WSGI application, its middleware built in code.
+
+From the outside in, a request passes:
+
+1. ``RequestId`` (oslo.middleware): names the request; every response
+   carries ``x-openstack-request-id``.
+2. ``HTTPProxyToWSGI`` (oslo.middleware): with ``[oslo_middleware]
+   enable_proxy_headers_parsing``, takes the public scheme and host from
+   ``X-Forwarded-*`` so that links point where clients can reach.
+3. ``CORS`` (oslo.middleware), configured in ``[cors]``.
+4. Error formatting (:class:`cyborg.api.errors.ErrorFormatter`): it sits
+   outside authentication so that a refused token, too, is answered with
+   the contract's error body.
+5. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
+   ``auth_token`` or ``noauth``, per ``[api] auth_strategy``.
+6. The pecan application, whose hooks build the request context, read
+   the microversion and turn exceptions into error responses.
+"""
+
+from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+import pecan
+
+from cyborg.api import auth
+from cyborg.api.controllers import root
+from cyborg.api import errors
+from cyborg.api import hooks
+from cyborg.api import microversion
+from cyborg.conductor import rpcapi
+import cyborg.conf
+from cyborg import policy
+
+CONF = cyborg.conf.CONF
+
+
+def _pecan_app():
+    return pecan.make_app(
+        root.RootController(),
+        hooks=[hooks.ContextHook(rpcapi.ConductorAPI()),
+               hooks.MicroversionHook(),
+               hooks.ErrorHook()],
+        # Names may contain dots: never read a format from the path.
+        guess_content_type_from_ext=False,
+        force_canonical=False,
+        debug=False)
+
+
+def setup_app(conf=CONF):
+    """Build the WSGI application from the process's configuration.
+
+    :func:`cyborg.common.rpc.init` must have been called.
+    """
+    policy.init(conf)
+    cors.set_defaults(
+        allow_headers=['X-Auth-Token', 'X-Service-Token',
+                       'X-OpenStack-Request-ID', microversion.HEADER],
+        expose_headers=['X-OpenStack-Request-ID', microversion.HEADER,
+                        microversion.MIN_HEADER, microversion.MAX_HEADER],
+        allow_methods=['GET', 'POST', 'PATCH', 'DELETE'])
+    app = _pecan_app()
+    app = auth.middleware(app, conf)
+    app = errors.ErrorFormatter(app)
+    app = cors.CORS(app, conf)
+    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return request_id.RequestId(app)

@@ -1,0 +1,109 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Authentication middleware: keystonemiddleware, or noauth for development.
+
+Both leave the caller's identity in the standard ``X-*`` headers that
+keystonemiddleware sets, from which :mod:`cyborg.api.hooks` builds the
+request context. Version discovery (``GET /`` and ``GET /v2``) is public.
+"""
+
+from keystonemiddleware import auth_token
+
+import cyborg.conf
+from cyborg import exception
+
+CONF = cyborg.conf.CONF
+
+#: Paths served without authentication (version discovery).
+PUBLIC_PATHS = frozenset(('', '/', '/v2', '/v2/'))
+
+# Headers only the authentication middleware may set.
+_IDENTITY_HEADERS = ('X-Identity-Status', 'X-User-Id', 'X-Project-Id',
+                     'X-Roles', 'X-Service-Roles',
+                     'X-Service-Identity-Status')
+
+
+def _environ_key(header):
+    return 'HTTP_' + header.upper().replace('-', '_')
+
+
+def _is_public(environ):
+    return (environ.get('REQUEST_METHOD') in ('GET', 'HEAD') and
+            environ.get('PATH_INFO', '') in PUBLIC_PATHS)
+
+
+class NoAuth:
+    """Trust the identity a request claims; fill gaps from ``[api]``.
+
+    ``X-User-Id``, ``X-Project-Id``, ``X-Roles`` and ``X-Service-Roles``
+    are taken as sent. A request that claims no roles at all (no
+    ``X-Roles`` header) gets ``noauth_default_roles`` and the
+    ``noauth_default_service_roles``, so real clients with
+    ``--os-auth-type none`` work. Development and tests only.
+    """
+
+    def __init__(self, app, conf):
+        self.app = app
+        self.conf = conf
+
+    def __call__(self, environ, start_response):
+        api = self.conf.api
+        defaults = {'X-User-Id': api.noauth_default_user_id,
+                    'X-Project-Id': api.noauth_default_project_id}
+        if _environ_key('X-Roles') not in environ:
+            defaults['X-Roles'] = ','.join(api.noauth_default_roles)
+            defaults['X-Service-Roles'] = ','.join(
+                api.noauth_default_service_roles)
+        for header, value in defaults.items():
+            environ.setdefault(_environ_key(header), value)
+        environ[_environ_key('X-Identity-Status')] = 'Confirmed'
+        return self.app(environ, start_response)
+
+
+class KeystoneAuth:
+    """keystonemiddleware's ``auth_token`` except on public paths."""
+
+    def __init__(self, app, conf):
+        self.app = app
+        self.auth = auth_token.AuthProtocol(
+            app, {'oslo_config_config': conf})
+
+    def __call__(self, environ, start_response):
+        if _is_public(environ):
+            for header in _IDENTITY_HEADERS:
+                environ.pop(_environ_key(header), None)
+            return self.app(environ, start_response)
+        return self.auth(environ, start_response)
+
+
+def middleware(app, conf):
+    """Wrap ``app`` in the authentication ``[api] auth_strategy`` names."""
+    if conf.api.auth_strategy == 'noauth':
+        return NoAuth(app, conf)
+    return KeystoneAuth(app, conf)
+
+
+def require_service_token(context, action):
+    """Refuse ``action`` unless a service token came with the request.
+
+    The service token's roles (``X-Service-Roles``, set by auth_token from
+    ``X-Service-Token``, or sent as is under noauth) must include one of
+    ``[keystone_authtoken] service_token_roles``. ``[api]
+    require_service_token = False`` turns the gate off.
+
+    :raises ServiceTokenRequired: there is no such token.
+    """
+    if not CONF.api.require_service_token:
+        return
+    wanted = set(CONF.keystone_authtoken.service_token_roles)
+    if not wanted.intersection(context.service_roles or ()):
+        raise exception.ServiceTokenRequired(action=action)

@@ -1,0 +1,210 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What every v2 controller shares: links, response types and lists.
+
+Responses are described by WSME types (one per resource, in that
+resource's controller module) and rendered to JSON in the order their
+attributes are declared. Requests are validated with JSON Schema
+(:mod:`cyborg.api.validation`), not by WSME.
+"""
+
+import datetime
+from urllib import parse
+
+import pecan
+from pecan import rest
+import webob
+from wsme.rest import json as wsme_json
+from wsme import types as wtypes
+
+from cyborg.api import microversion
+from cyborg.api.schemas import parameter_types
+from cyborg.api import validation
+import cyborg.conf
+from cyborg import policy
+
+CONF = cyborg.conf.CONF
+
+
+def base_url():
+    """``[api] public_endpoint``, else this request's host and mount."""
+    if CONF.api.public_endpoint:
+        return CONF.api.public_endpoint.rstrip('/')
+    return pecan.request.application_url.rstrip('/')
+
+
+class Link(wtypes.Base):
+    """A link to a resource."""
+
+    href = wtypes.text
+    rel = wtypes.text
+
+
+def links(collection, uuid, bookmark=False):
+    """The ``self`` link (and the unversioned ``bookmark``) of a resource."""
+    url = base_url()
+    result = [Link(href='%s/v2/%s/%s' % (url, collection, uuid),
+                   rel='self')]
+    if bookmark:
+        result.append(Link(href='%s/%s/%s' % (url, collection, uuid),
+                           rel='bookmark'))
+    return result
+
+
+#: Type of created_at and updated_at: ISO 8601 with a time zone.
+Timestamp = datetime.datetime
+StringDict = wtypes.DictType(wtypes.text, wtypes.text)
+ListOfStringDicts = wtypes.ArrayType(StringDict)
+
+
+class Resource(wtypes.Base):
+    """A resource as the API shows it; subclasses declare the fields.
+
+    Fields are rendered in the order a subclass declares them, ``links``
+    among them. ``_collection`` is the URL segment of its collection;
+    ``_bookmark`` adds an unversioned bookmark link. (WSME takes every
+    public class attribute for a field.)
+    """
+
+    _collection = None
+    _bookmark = False
+
+    @classmethod
+    def field_names(cls, version):
+        """Fields copied from the object at ``version`` (not links)."""
+        return [attr.key for attr in wtypes.list_attributes(cls)
+                if attr.key != 'links']
+
+    @classmethod
+    def render(cls, obj, version, **extra):
+        """The JSON-ready dict of ``obj`` at ``version``.
+
+        ``extra`` gives the fields that are not the object's own.
+        """
+        values = {name: obj[name] for name in cls.field_names(version)
+                  if name not in extra}
+        values.update(extra)
+        values['links'] = links(cls._collection, obj.uuid, cls._bookmark)
+        return wsme_json.tojson(cls, cls(**values))
+
+
+def empty(status):
+    """A response without a body (202, 204): not even a JSON null."""
+    return webob.Response(status=status, content_type=None)
+
+
+def version():
+    """The microversion of the current request."""
+    return pecan.request.context['version']
+
+
+def context():
+    """The :class:`cyborg.context.RequestContext` of the current request."""
+    return pecan.request.context['cyborg']
+
+
+def conductor():
+    """The conductor's RPC API, through which every write goes."""
+    return pecan.request.context['conductor']
+
+
+def paging(params):
+    """limit, marker, sort_key and sort_dir of a list query (2.4).
+
+    Before 2.4 a list has no pages; from 2.4 a page holds at most
+    ``[api] max_limit`` items.
+    """
+    if version() < microversion.PAGING:
+        return {}
+    limit = min(int(params.get('limit', CONF.api.max_limit)),
+                CONF.api.max_limit)
+    return {'limit': limit, 'marker': params.get('marker'),
+            'sort_key': params.get('sort_key'),
+            'sort_dir': params.get('sort_dir')}
+
+
+def collection(key, resource, objects, params, page, render=None):
+    """A list body: the collection key first, then ``next`` from 2.4.
+
+    ``next`` is the URL of the following page while this page is full,
+    else null. ``render`` turns the objects into dicts when rendering one
+    by one does not do.
+    """
+    if render is None:
+        items = [resource.render(obj, version()) for obj in objects]
+    else:
+        items = render(objects)
+    body = {key: items}
+    if version() >= microversion.PAGING:
+        body['next'] = None
+        if objects and len(objects) == page['limit']:
+            query = dict(params, limit=page['limit'],
+                         marker=objects[-1].uuid)
+            body['next'] = '%s/v2/%s?%s' % (
+                base_url(), resource._collection, parse.urlencode(query))
+    return body
+
+
+class CollectionController(rest.RestController):
+    """``GET`` of a collection and of one member; subclasses fill in.
+
+    ``resource`` renders, ``object_class`` reads, ``key`` names the list
+    in the body; ``query`` and ``query_2_4`` are the filter parameters
+    (exact matches on the columns of the same names unless ``_filters``
+    says otherwise), ``sort_keys`` what 2.4 may sort by.
+    """
+
+    resource = None
+    object_class = None
+    key = None
+    list_rule = None
+    show_rule = None
+    query = {}
+    query_2_4 = {}
+    sort_keys = ()
+
+    def _target(self, ctx, obj=None):
+        """The policy target: the owner of ``obj`` (by default none)."""
+        return {}
+
+    def _filters(self, ctx, params):
+        return {name: params[name] for name in
+                list(self.query) + list(self.query_2_4) if name in params}
+
+    def _find(self, ctx, ident):
+        return self.object_class.get_by_uuid(ctx, ident.lower())
+
+    def _render(self, ctx, objects):
+        return [self.resource.render(obj, version()) for obj in objects]
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = context()
+        policy.authorize(ctx, self.list_rule, self._target(ctx))
+        params = validation.query(pecan.request, parameter_types.list_query(
+            version(), self.query, self.sort_keys, self.query_2_4))
+        filters = self._filters(ctx, params)
+        page = paging(params)
+        objects = self.object_class.list(ctx, filters=filters, **page)
+        return collection(self.key, self.resource, objects, params, page,
+                          render=lambda objs: self._render(ctx, objs))
+
+    @pecan.expose('json')
+    def get_one(self, ident):
+        ctx = context()
+        validation.query(pecan.request, parameter_types.no_query)
+        obj = self._find(ctx, ident)
+        policy.authorize(ctx, self.show_rule, self._target(ctx, obj))
+        return self._show(ctx, obj)
+
+    def _show(self, ctx, obj):
+        return self._render(ctx, [obj])[0]

@@ -1,0 +1,193 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``/v2/accelerator_requests``: one accelerator for one instance (ARQ).
+
+Non-administrators see and touch only the ARQs of their own project; the
+filter is part of the SQL query. Policy targets carry each ARQ's project.
+"""
+
+import pecan
+from wsme import types as wtypes
+
+from cyborg.api import auth
+from cyborg.api.controllers import base
+from cyborg.api.schemas import accelerator_request as schema
+from cyborg.api.schemas import parameter_types
+from cyborg.api import validation
+from cyborg import exception
+from cyborg.i18n import _
+from cyborg.objects import accelerator_request as arq_obj
+from cyborg.policies import accelerator_request as rules
+from cyborg import policy
+from cyborg import states
+
+COLLECTION = 'accelerator_requests'
+ARQ = arq_obj.AcceleratorRequest
+
+
+class AcceleratorRequest(base.Resource):
+    """An accelerator request as the API shows it."""
+
+    _collection = COLLECTION
+
+    uuid = wtypes.text
+    state = wtypes.text
+    device_profile_name = wtypes.text
+    device_profile_group_id = int
+    hostname = wtypes.text
+    device_rp_uuid = wtypes.text
+    instance_uuid = wtypes.text
+    project_id = wtypes.text
+    attach_handle_type = wtypes.text
+    attach_handle_uuid = wtypes.text
+    attach_handle_info = base.StringDict
+    links = [base.Link]
+    created_at = base.Timestamp
+    updated_at = base.Timestamp
+
+
+def _own(ctx, filters):
+    """``filters`` limited to the caller's project unless an admin."""
+    if not ctx.is_admin:
+        filters['project_id'] = ctx.project_id
+    return filters
+
+
+def _owned(ctx, action, uuids):
+    """The ARQs of ``uuids``, each authorised for ``action`` by owner.
+
+    :raises AcceleratorRequestNotFound: one of them does not exist.
+    """
+    arqs = ARQ.list(ctx, filters={'uuid': sorted(uuids)})
+    missing = set(uuids) - {arq.uuid for arq in arqs}
+    if missing:
+        raise exception.AcceleratorRequestNotFound(
+            uuid=', '.join(sorted(missing)))
+    _authorize_owners(ctx, action, {arq.project_id for arq in arqs})
+    return arqs
+
+
+def _authorize_owners(ctx, action, project_ids):
+    """Authorise ``action`` on the objects of each of ``project_ids``."""
+    for project_id in sorted(project_ids, key=str):
+        policy.authorize(ctx, action, {'project_id': project_id})
+
+
+def _check_resolved(ctx, instance):
+    """Refuse while any ARQ of ``instance`` is still being bound."""
+    pending = ARQ.list(ctx, filters=_own(ctx, {
+        'instance_uuid': instance, 'state': schema.UNRESOLVED_STATES}),
+        limit=1)
+    if pending:
+        raise exception.AcceleratorRequestsUnresolved(instance=instance)
+
+
+class AcceleratorRequestsController(base.CollectionController):
+
+    resource = AcceleratorRequest
+    object_class = ARQ
+    key = 'arqs'
+    list_rule = rules.GET_ALL
+    show_rule = rules.GET_ONE
+    query = schema.list_query
+    query_2_4 = schema.list_query_2_4
+    sort_keys = schema.SORT_KEYS
+
+    def _target(self, ctx, arq=None):
+        """The ARQ's project; for a list, the caller's own."""
+        return {'project_id': arq.project_id if arq else ctx.project_id}
+
+    def _filters(self, ctx, params):
+        """By instance and, from 2.4, state, host and RP; own project.
+
+        ``bind_state=resolved`` keeps resolved ARQs; with ``instance``
+        it refuses (423) while any ARQ of the instance is unresolved.
+        """
+        filters = _own(ctx, {})
+        for param, column in (('instance', 'instance_uuid'),
+                              ('device_rp_uuid', 'device_rp_uuid')):
+            if param in params:
+                filters[column] = params[param].lower()
+        if 'hostname' in params:
+            filters['hostname'] = params['hostname']
+        wanted_states = set(states.ALL_STATES)
+        if 'state' in params:
+            wanted_states = {params['state']}
+        if 'bind_state' in params:
+            wanted_states &= states.RESOLVED_STATES
+            if 'instance' in params:
+                _check_resolved(ctx, filters['instance_uuid'])
+        if wanted_states != set(states.ALL_STATES):
+            filters['state'] = sorted(wanted_states)
+        return filters
+
+    @pecan.expose('json')
+    def post(self):
+        """Create the ARQs a device profile asks for; 201."""
+        ctx = base.context()
+        policy.authorize(ctx, rules.CREATE, {'project_id': ctx.project_id})
+        body = validation.body(pecan.request, schema.create)
+        arqs = base.conductor().arq_create(ctx, body['device_profile_name'],
+                                           ctx.project_id)
+        pecan.response.status = 201
+        return {'arqs': [AcceleratorRequest.render(arq, base.version())
+                         for arq in arqs]}
+
+    @pecan.expose('json')
+    def patch(self, uuid=None):
+        """Bind or unbind ARQs; 202, the work goes on in the background."""
+        ctx = base.context()
+        body = validation.body(pecan.request, schema.patch)
+        if uuid is not None and set(body) != {uuid.lower()}:
+            raise exception.InvalidParameterValue(
+                name=_('body'), reason=_('it must patch exactly the '
+                                         'accelerator request %s') % uuid)
+        patch = {arq_uuid.lower(): schema.patch_values(arq_uuid, ops,
+                                                       base.version())
+                 for arq_uuid, ops in body.items()}
+        _owned(ctx, rules.UPDATE, patch)
+        if any(values and 'project_id' in values
+               for values in patch.values()) and not ctx.is_admin:
+            raise exception.PolicyNotAuthorized(
+                action=_('setting /project_id'))
+        auth.require_service_token(ctx, _('Binding and unbinding '
+                                          'accelerator requests'))
+        base.conductor().arq_apply_patch(ctx, patch)
+        return base.empty(202)
+
+    @pecan.expose('json')
+    def delete(self, uuid=None):
+        """Delete ARQs: ``/{uuid}``, ``?arqs=u1,u2`` or ``?instance=``."""
+        ctx = base.context()
+        if uuid is not None:
+            validation.query(pecan.request, parameter_types.no_query)
+            params = {'arqs': uuid}
+        else:
+            params = validation.query(pecan.request, schema.delete_query)
+        if ('arqs' in params) == ('instance' in params):
+            raise exception.InvalidParameterValue(
+                name=_('query'), reason=_('give either arqs or instance'))
+        if 'arqs' in params:
+            uuids = sorted({u.lower() for u in params['arqs'].split(',')})
+            _owned(ctx, rules.DELETE, uuids)
+            base.conductor().arq_delete(ctx, uuids=uuids)
+        else:
+            instance = params['instance'].lower()
+            owners = {arq.project_id for arq in ARQ.list(
+                ctx, filters={'instance_uuid': instance})}
+            # Nothing to delete is still the caller's own request.
+            _authorize_owners(ctx, rules.DELETE,
+                              owners or {ctx.project_id})
+            auth.require_service_token(ctx, _('Deleting the accelerator '
+                                              'requests of an instance'))
+            base.conductor().arq_delete(ctx, instance_uuid=instance)
+        return base.empty(204)

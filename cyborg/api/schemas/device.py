@@ -1,0 +1,28 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Device requests: list filters."""
+
+from cyborg.api.schemas import parameter_types
+from cyborg import states
+
+list_query = {
+    'type': {'type': 'string', 'enum': list(states.DEVICE_TYPES)},
+    'vendor': parameter_types.non_empty_string,
+    'hostname': parameter_types.hostname,
+}
+
+SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'type', 'vendor', 'model',
+             'hostname')
+
+#: The actions of ``POST /v2/devices/{uuid}/<action>`` and their status.
+ACTIONS = {'enable': states.DEVICE_ENABLED,
+           'disable': states.DEVICE_MAINTAINING}

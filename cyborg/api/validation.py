@@ -1,0 +1,111 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Request validation with JSON Schema, for bodies and query strings.
+
+Schemas live in :mod:`cyborg.api.schemas`, one module per resource. A
+request that does not match is refused with 400 and a message that names
+the offending field; nothing is changed.
+"""
+
+import json
+import re
+
+import jsonschema
+
+from cyborg import exception
+from cyborg.i18n import _
+
+
+def _field(error):
+    path = list(error.absolute_path)
+    if error.validator == 'required':
+        # The missing property is named in the message, not the path.
+        path.append(error.message.split("'")[1])
+    return '/'.join(str(p) for p in path) or None
+
+
+def _reason(error):
+    if error.validator == 'additionalProperties' and isinstance(
+            error.instance, dict):
+        known = set(error.schema.get('properties', {}))
+        patterns = list(error.schema.get('patternProperties', {}))
+        unknown = sorted(k for k in error.instance if k not in known and
+                         not any(re.search(p, k) for p in patterns))
+        return _('unknown field(s) %s') % ', '.join(unknown)
+    return error.schema.get('description_for_errors') or error.message
+
+
+def _best(errors):
+    """The error that explains best what is wrong.
+
+    Where a value may take one of several forms (anyOf), the form the
+    caller evidently meant (same JSON type, fewest errors) explains it
+    better than "not valid under any of the given schemas".
+    """
+    error = jsonschema.exceptions.best_match(errors)
+    while (error is not None and error.validator in ('anyOf', 'oneOf') and
+           error.context and
+           'description_for_errors' not in error.schema):
+        branches = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        fitting = [errs for errs in branches.values()
+                   if not any(e.validator == 'type' and not e.relative_path
+                              for e in errs)]
+        if not fitting:
+            break
+        error = jsonschema.exceptions.best_match(min(fitting, key=len))
+    return error
+
+
+def validate(schema, value, where):
+    """Check ``value`` against ``schema``.
+
+    :param where: what is validated, for the message.
+    :raises InvalidParameterValue: it does not match.
+    """
+    validator = jsonschema.Draft202012Validator(schema)
+    error = _best(validator.iter_errors(value))
+    if error is None:
+        return value
+    field = _field(error)
+    raise exception.InvalidParameterValue(
+        name=('%s %s' % (where, field)) if field else where,
+        reason=_reason(error))
+
+
+def body(request, schema):
+    """The request's JSON body, validated against ``schema``."""
+    if not request.body:
+        raise exception.InvalidParameterValue(
+            name='body', reason=_('a JSON body is required'))
+    try:
+        value = json.loads(request.body)
+    except ValueError as e:
+        raise exception.InvalidParameterValue(
+            name='body', reason=_('not valid JSON: %s') % e)
+    return validate(schema, value, _('field'))
+
+
+def query(request, schema):
+    """The query string as a {name: string} dict, validated.
+
+    :raises InvalidParameterValue: a parameter is given more than once or
+        does not match the schema.
+    """
+    params = {}
+    for name, value in request.GET.items():
+        if name in params:
+            raise exception.InvalidParameterValue(
+                name=name, reason=_('given more than once'))
+        params[name] = value
+    return validate(schema, params, _('query parameter'))

@@ -1,0 +1,108 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-api``: serve the API over HTTP without a separate web server.
+
+Each of ``[api] api_workers`` processes (managed by cotyledon) runs
+cheroot's threaded WSGI server on ``[api] host_ip``:``port``; the kernel
+spreads connections over them (SO_REUSEPORT). Production deployments may
+instead run ``cyborg.wsgi.api:application`` under their web server.
+
+With ``[DEFAULT] transport_url = fake://`` no other process can reach
+this one, so it runs all in one for development: a single worker that
+also serves the conductor.
+"""
+
+import sys
+
+from cheroot import wsgi
+import cotyledon
+from oslo_concurrency import processutils
+from oslo_log import log
+import oslo_messaging as messaging
+
+from cyborg.api import app
+from cyborg.common import rpc
+from cyborg.common import service
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
+import cyborg.conf
+from cyborg.objects import base as objects_base
+from cyborg import startup
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+# Threads per worker process: requests mostly wait on the database and
+# the conductor, so more threads than cores pay off.
+THREADS = 16
+
+
+def make_server(conf, application, shared=False):
+    """A cheroot server for ``application`` on ``[api] host_ip:port``.
+
+    :param shared: other processes serve the same port (SO_REUSEPORT).
+    """
+    return wsgi.Server((conf.api.host_ip, conf.api.port), application,
+                       numthreads=THREADS, server_name='cyborg-api',
+                       reuse_port=shared)
+
+
+class APIWorker(cotyledon.Service):
+    """One process serving the API."""
+
+    name = 'cyborg-api'
+
+    def __init__(self, worker_id, conf, workers):
+        super().__init__(worker_id)
+        self.conf = conf
+        self.workers = workers
+        self.server = None
+        self.conductor = None
+
+    def run(self):
+        # Connections and transports are made after the fork.
+        rpc.init(self.conf)
+        if _all_in_one(self.conf):
+            LOG.warning('transport_url is fake://: serving the conductor '
+                        'in this process too (development only)')
+            self.conductor = service.RPCService(
+                manager.ConductorManager(self.conf.host), rpcapi.TOPIC,
+                objects_base.CyborgObjectSerializer())
+            self.conductor.start()
+        self.server = make_server(self.conf, app.setup_app(self.conf),
+                                  shared=self.workers > 1)
+        LOG.info('cyborg-api worker %(id)d serving on %(host)s:%(port)s',
+                 {'id': self.worker_id, 'host': self.conf.api.host_ip,
+                  'port': self.conf.api.port})
+        self.server.start()
+
+    def terminate(self):
+        if self.server is not None:
+            self.server.stop()
+        if self.conductor is not None:
+            self.conductor.stop()
+        rpc.cleanup()
+
+
+def _all_in_one(conf):
+    """Whether ``[DEFAULT] transport_url`` is the in-process fake://."""
+    return messaging.TransportURL.parse(conf).transport == 'fake'
+
+
+def main(argv=None):
+    startup.prepare_service(sys.argv if argv is None else argv)
+    workers = CONF.api.api_workers or processutils.get_worker_count()
+    if _all_in_one(CONF):
+        workers = 1
+    manager = cotyledon.ServiceManager()
+    manager.add(APIWorker, workers=workers, args=(CONF, workers))
+    manager.run()

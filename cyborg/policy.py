@@ -1,0 +1,72 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Policy enforcement with oslo.policy; the rules are in cyborg.policies.
+
+Controllers call :func:`authorize` with a rule name constant from
+``cyborg.policies.<noun>`` and a target that carries the owner of the
+object touched (``{'project_id': <owner>}``), never the caller's own
+project. Secure-RBAC defaults are enforced unless an operator turns
+``[oslo_policy] enforce_new_defaults`` off to fall back to the deprecated
+legacy rules.
+"""
+
+from oslo_policy import opts
+from oslo_policy import policy
+
+import cyborg.conf
+from cyborg import exception
+from cyborg import policies
+
+CONF = cyborg.conf.CONF
+
+_ENFORCER = None
+
+
+def init(conf=CONF, policy_file=None):
+    """Create the process's enforcer (once) and return it."""
+    global _ENFORCER
+    if _ENFORCER is None:
+        opts.set_defaults(conf, enforce_new_defaults=True,
+                          enforce_scope=True)
+        _ENFORCER = policy.Enforcer(conf, policy_file=policy_file)
+        _ENFORCER.register_defaults(policies.list_rules())
+    return _ENFORCER
+
+
+def reset():
+    global _ENFORCER
+    if _ENFORCER is not None:
+        _ENFORCER.clear()
+    _ENFORCER = None
+
+
+def get_enforcer():
+    """The ``oslo.policy.enforcer`` entry point of the oslopolicy tools."""
+    CONF([], project='cyborg')
+    return init()
+
+
+def authorize(context, action, target):
+    """Refuse ``action`` on ``target`` unless policy allows ``context``.
+
+    :raises PolicyNotAuthorized: the policy refuses it.
+    """
+    try:
+        init().authorize(action, target, context, do_raise=True,
+                         exc=exception.PolicyNotAuthorized, action=action)
+    except policy.InvalidScope:
+        raise exception.PolicyNotAuthorized(action=action)
+
+
+def check_is_admin(context):
+    """Whether the caller is an administrator (``context_is_admin``)."""
+    return init().authorize(policies.base.CONTEXT_IS_ADMIN, {}, context)

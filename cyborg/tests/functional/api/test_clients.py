@@ -1,0 +1,337 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Real clients against a live API: openstacksdk and two ``openstack`` CLIs.
+
+The API (with an in-process conductor on ``fake://``) serves on a free
+127.0.0.1 port through the same cheroot server ``cyborg-api`` uses. The
+clients run with ``--os-auth-type none`` against ``/v2`` as operators
+and CI would: openstacksdk in this process, and the ``openstack`` command
+of python-openstackclient 10.3.1 with python-cyborgclient 3.0.0 and of
+python-openstackclient 10.5.0 from the virtualenvs that
+``tools/setup-client-venvs.sh`` makes (``tools/run-tests.sh`` runs it).
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import threading
+
+from cheroot import wsgi
+import fixtures
+import openstack
+from openstack import exceptions as sdk_exceptions
+
+from cyborg.cmd import api as api_cmd
+import cyborg.conf
+from cyborg import context
+from cyborg.db import api as db_api
+from cyborg.tests import base
+from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
+
+CONF = cyborg.conf.CONF
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+VENVS = pathlib.Path(os.environ.get('CYBORG_CLIENT_VENVS',
+                                    REPO / '.venvs'))
+RP_UUID = '7c1f4c5e-6a0e-4f7e-9d0c-3d5a4f2b1e10'
+INSTANCE = '5d7a0b4d-5a5b-4bd8-9f6b-0f3c8e3c0c11'
+IMAGE = '9a17439a-85d0-4c53-a3d3-0f68a2eac896'
+
+
+class Server(fixtures.Fixture):
+    """``app`` served by cheroot in a thread; ``url`` is where."""
+
+    def __init__(self, app, make=None):
+        super().__init__()
+        self.app = app
+        self.make = make
+
+    def _setUp(self):
+        if self.make is not None:
+            server = self.make(self.app)
+        else:
+            server = wsgi.Server(('127.0.0.1', 0), self.app, numthreads=2)
+        server.prepare()  # listening once this returns
+        thread = threading.Thread(target=server.serve, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(server.stop)
+        self.url = 'http://127.0.0.1:%d' % server.bind_addr[1]
+
+
+def fake_nova(environ, start_response):
+    """Stands in for the Nova API where a CLI looks up a server."""
+    path = environ['PATH_INFO'].rstrip('/')
+    if path == '/v2.1':
+        body = {'version': {
+            'id': 'v2.1', 'status': 'CURRENT', 'version': '2.1',
+            'min_version': '2.1', 'links': [{
+                'rel': 'self', 'href': 'http://%s/v2.1/' %
+                environ['HTTP_HOST']}]}}
+    elif path.startswith('/v2.1/servers/'):
+        body = {'server': {'id': path.rsplit('/', 1)[1], 'name': 'vm1'}}
+    else:
+        start_response('404 Not Found', [('Content-Type', 'text/plain')])
+        return [b'not found']
+    start_response('200 OK', [('Content-Type', 'application/json')])
+    return [json.dumps(body).encode()]
+
+
+class LiveTestCase(base.TestCase):
+    """A live API on a free port, seeded with one host's hardware."""
+
+    USES_DB = True
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(cyborg_fixtures.RPC())
+        self.useFixture(cyborg_fixtures.Conductor())
+        app = self.useFixture(cyborg_fixtures.API()).app
+        self.conf.config(host_ip='127.0.0.1', port=0, group='api')
+        server = self.useFixture(Server(
+            app, make=lambda a: api_cmd.make_server(CONF, a)))
+        self.endpoint = server.url + '/v2'
+        ctx = context.get_admin_context()
+        self.device, deployable, _ = db_utils.create_device_tree(
+            ctx, hostname='host1')
+        self.deployable = db_api.update(ctx, 'deployable', deployable.uuid,
+                                        {'rp_uuid': RP_UUID})
+
+    def bind_patch(self):
+        return [{'op': 'add', 'path': '/hostname', 'value': 'host1'},
+                {'op': 'add', 'path': '/device_rp_uuid', 'value': RP_UUID},
+                {'op': 'add', 'path': '/instance_uuid', 'value': INSTANCE}]
+
+
+class TestOpenStackSDK(LiveTestCase):
+    """openstacksdk's ``accelerator`` proxy."""
+
+    def setUp(self):
+        super().setUp()
+        connection = openstack.connect(
+            auth_type='none', auth={'endpoint': self.endpoint},
+            load_yaml_config=False, load_envvars=False)
+        self.addCleanup(connection.close)
+        self.accelerator = connection.accelerator
+
+    def test_device_profiles(self):
+        acc = self.accelerator
+        created = acc.create_device_profile(
+            name='sdk-dp', description=None,
+            groups=[{'resources:FPGA': '1',
+                     'trait:CUSTOM_FPGA_INTEL': 'required'}])
+        self.assertEqual('sdk-dp', created.name)
+        self.assertEqual(['sdk-dp'], [p.name for p in acc.device_profiles()])
+        self.assertEqual(created.groups,
+                         acc.get_device_profile(created.uuid).groups)
+        acc.delete_device_profile(created.uuid, ignore_missing=False)
+        self.assertEqual([], list(acc.device_profiles()))
+        self.assertRaises(sdk_exceptions.NotFoundException,
+                          acc.delete_device_profile, created.uuid,
+                          ignore_missing=False)
+
+    def test_accelerator_requests(self):
+        acc = self.accelerator
+        acc.create_device_profile(name='sdk-dp',
+                                  groups=[{'resources:FPGA': '1'}])
+        arq = acc.create_accelerator_request(device_profile_name='sdk-dp')
+        self.assertEqual('Initial', arq.state)
+        self.assertEqual([arq.uuid],
+                         [a.uuid for a in acc.accelerator_requests()])
+        acc.patch_accelerator_request(arq.uuid, self.bind_patch())
+        bound = acc.get_accelerator_request(arq.uuid)
+        self.assertEqual(('Bound', 'host1', INSTANCE),
+                         (bound.state, bound.hostname, bound.instance_uuid))
+        self.assertEqual('PCI', bound.attach_handle_type)
+        self.assertEqual({'domain': '0000', 'bus': '5e', 'device': '00',
+                          'function': '1'}, bound.attach_handle_info)
+        acc.patch_accelerator_request(arq.uuid, [
+            {'op': 'remove', 'path': '/' + field}
+            for field in ('hostname', 'device_rp_uuid', 'instance_uuid')])
+        self.assertEqual('Unbound',
+                         acc.get_accelerator_request(arq.uuid).state)
+        acc.delete_accelerator_request(arq.uuid, ignore_missing=False)
+        self.assertEqual([], list(acc.accelerator_requests()))
+
+    def test_hardware(self):
+        acc = self.accelerator
+        [device] = acc.devices()
+        self.assertEqual(self.device.uuid, device.uuid)
+        self.assertEqual('host1', acc.get_device(device.uuid).hostname)
+        [deployable] = acc.deployables()
+        self.assertEqual(self.deployable.name,
+                         acc.get_deployable(deployable.id).name)
+        try:
+            programmed = acc.patch_deployable(deployable.id, [
+                {'op': 'replace', 'path': '/program',
+                 'value': [{'image_uuid': IMAGE}]}])
+        except sdk_exceptions.HttpException as e:
+            # Until the conductor programs FPGAs it says so.
+            self.assertEqual(503, e.status_code)
+        else:
+            self.assertEqual(deployable.id, programmed.id)
+
+    def test_attributes(self):
+        acc = self.accelerator
+        created = acc.create_attribute(deployable_id=self.deployable.id,
+                                       key='rc', value='FPGA')
+        self.assertEqual('FPGA', acc.get_attribute(created.uuid).value)
+        self.assertEqual(['rc'], [a.key for a in acc.attributes()])
+        acc.delete_attribute(created.uuid, ignore_missing=False)
+        self.assertEqual([], list(acc.attributes()))
+
+
+class CLITests:
+    """``openstack accelerator ...`` from the virtualenv ``VENV``.
+
+    Mixed into a LiveTestCase per client setup, with how that client
+    creates a profile and binds.
+    """
+
+    VENV = None
+
+    def setUp(self):
+        super().setUp()
+        self.command = VENVS / self.VENV / 'bin' / 'openstack'
+        if not self.command.exists():
+            self.skipTest('%s is missing: run tools/setup-client-venvs.sh '
+                          '(tools/run-tests.sh does)' % self.command)
+        self.env = {'PATH': os.environ['PATH'],
+                    'HOME': self.useFixture(fixtures.TempDir()).path}
+
+    def openstack(self, *args, version=None, env=None):
+        """Run the CLI; JSON output is decoded."""
+        command = [str(self.command), '--os-auth-type', 'none',
+                   '--os-endpoint', self.endpoint]
+        if version:
+            command += ['--os-accelerator-api-version', version]
+        result = subprocess.run(command + list(args), capture_output=True,
+                                text=True, env=dict(self.env, **(env or {})),
+                                timeout=120)
+        self.assertEqual(0, result.returncode,
+                         '%s\n%s' % (' '.join(args), result.stderr))
+        if '-f' in args and 'json' in args:
+            return json.loads(result.stdout)
+        return result.stdout
+
+    def create_profile(self, name):
+        raise NotImplementedError
+
+    def bind(self, arq_uuid):
+        raise NotImplementedError
+
+    def test_device_profiles(self):
+        created = self.create_profile('cli-dp')
+        self.assertEqual('cli-dp', created['name'])
+        listed = self.openstack('accelerator', 'device', 'profile', 'list',
+                                '-f', 'json')
+        self.assertEqual(['cli-dp'], [p['name'] for p in listed])
+        shown = self.openstack('accelerator', 'device', 'profile', 'show',
+                               created['uuid'], '-f', 'json')
+        self.assertEqual([{'resources:FPGA': '1'}], shown['groups'])
+        by_name = self.openstack('accelerator', 'device', 'profile', 'show',
+                                 'cli-dp', '-f', 'json', version='2.2')
+        self.assertEqual(created['uuid'], by_name['uuid'])
+        self.openstack('accelerator', 'device', 'profile', 'delete',
+                       'cli-dp')
+        self.assertEqual([], self.openstack(
+            'accelerator', 'device', 'profile', 'list', '-f', 'json'))
+
+    def test_accelerator_requests(self):
+        self.create_profile('cli-dp')
+        arq = self.openstack('accelerator', 'arq', 'create', 'cli-dp',
+                             '-f', 'json')
+        self.assertEqual('Initial', arq['state'])
+        listed = self.openstack('accelerator', 'arq', 'list', '-f', 'json')
+        self.assertEqual([arq['uuid']], [a['uuid'] for a in listed])
+        bound = self.bind(arq['uuid'])
+        self.assertEqual(('Bound', 'host1', INSTANCE, RP_UUID),
+                         (bound['state'], bound['hostname'],
+                          bound['instance_uuid'], bound['device_rp_uuid']))
+        unbound = self.openstack('accelerator', 'arq', 'unbind',
+                                 arq['uuid'], '-f', 'json')
+        self.assertEqual(('Unbound', None),
+                         (unbound['state'], unbound['hostname']))
+        shown = self.openstack('accelerator', 'arq', 'show', arq['uuid'],
+                               '-f', 'json')
+        self.assertEqual('Unbound', shown['state'])
+        self.openstack('accelerator', 'arq', 'delete', arq['uuid'])
+        self.assertEqual([], self.openstack('accelerator', 'arq', 'list',
+                                            '-f', 'json'))
+
+    def test_hardware(self):
+        [device] = self.openstack('accelerator', 'device', 'list',
+                                  '-f', 'json')
+        self.assertEqual(self.device.uuid, device['uuid'])
+        shown = self.openstack('accelerator', 'device', 'show',
+                               self.device.uuid, '-f', 'json')
+        self.assertEqual('host1', shown['hostname'])
+        [deployable] = self.openstack('accelerator', 'deployable', 'list',
+                                      '-f', 'json')
+        self.assertEqual(self.deployable.uuid, deployable['uuid'])
+        shown = self.openstack('accelerator', 'deployable', 'show',
+                               self.deployable.uuid, '-f', 'json')
+        self.assertEqual(self.deployable.name, shown['name'])
+
+    def test_attributes(self):
+        created = self.openstack(
+            'accelerator', 'device', 'attribute', 'create',
+            str(self.deployable.id), 'rc', 'FPGA', '-f', 'json')
+        self.assertEqual(('rc', 'FPGA'), (created['key'], created['value']))
+        listed = self.openstack('accelerator', 'device', 'attribute', 'list',
+                                '-f', 'json')
+        self.assertEqual([created['uuid']], [a['uuid'] for a in listed])
+        shown = self.openstack('accelerator', 'device', 'attribute', 'show',
+                               created['uuid'], '-f', 'json')
+        self.assertEqual('FPGA', shown['value'])
+        self.openstack('accelerator', 'device', 'attribute', 'delete',
+                       created['uuid'])
+        self.assertEqual([], self.openstack(
+            'accelerator', 'device', 'attribute', 'list', '-f', 'json'))
+
+
+class TestCyborgClient(CLITests, LiveTestCase):
+    """python-openstackclient 10.3.1 with python-cyborgclient 3.0.0."""
+
+    VENV = 'osc-10.3.1'
+
+    def create_profile(self, name):
+        return self.openstack('accelerator', 'device', 'profile', 'create',
+                              name, json.dumps([{'resources:FPGA': '1'}]),
+                              '-f', 'json')
+
+    def bind(self, arq_uuid):
+        # The last argument, a project, is required but not sent.
+        return self.openstack('accelerator', 'arq', 'bind', arq_uuid,
+                              'host1', INSTANCE, RP_UUID, 'unused',
+                              '-f', 'json')
+
+
+class TestOpenStackClient(CLITests, LiveTestCase):
+    """python-openstackclient 10.5.0's in-tree accelerator commands."""
+
+    VENV = 'osc-10.5.0'
+
+    def create_profile(self, name):
+        return self.openstack('accelerator', 'device', 'profile', 'create',
+                              name, '--group', 'resources:FPGA=1',
+                              '-f', 'json')
+
+    def bind(self, arq_uuid):
+        # This client looks the server up in Nova first.
+        nova = self.useFixture(Server(fake_nova))
+        return self.openstack(
+            'accelerator', 'arq', 'bind', arq_uuid, 'host1', INSTANCE,
+            RP_UUID, '-f', 'json',
+            env={'OS_COMPUTE_ENDPOINT_OVERRIDE': nova.url + '/v2.1'})

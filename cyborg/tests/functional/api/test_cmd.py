@@ -1,0 +1,128 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-api`` as an operator runs it: its own processes on a port."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import fixtures
+import sqlalchemy
+import testtools
+
+from cyborg.db import models
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class TestCyborgAPICommand(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.state = self.useFixture(fixtures.TempDir()).path
+        self.database = 'sqlite:///%s/cyborg.sqlite' % self.state
+        engine = sqlalchemy.create_engine(self.database)
+        models.BASE.metadata.create_all(engine)
+        engine.dispose()
+        self.port = _free_port()
+
+    def _start(self, transport_url):
+        conf = '%s/cyborg.conf' % self.state
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = %s\n'
+                    '[database]\nconnection = %s\n'
+                    '[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\n'
+                    'port = %d\napi_workers = 2\n' % (
+                        transport_url, self.database, self.port))
+        process = subprocess.Popen(
+            [sys.executable, '-c',
+             'import sys; from cyborg.cmd import api; sys.exit(api.main())',
+             '--config-file', conf],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(process.stderr.close)
+        self.addCleanup(process.wait, 30)
+        self.addCleanup(process.send_signal, signal.SIGTERM)
+        return self._wait_until_serving(process)
+
+    def _get(self, path, body=None):
+        url = 'http://127.0.0.1:%d%s' % (self.port, path)
+        request = urllib.request.Request(url)
+        if body is not None:
+            request.data = json.dumps(body).encode()
+            request.add_header('Content-Type', 'application/json')
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+
+    def _wait_until_serving(self, process):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.fail('cyborg-api exited: %s' % process.stderr.read())
+            try:
+                return self._get('/')
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)  # not listening yet
+        self.fail('cyborg-api did not start listening within 60s')
+
+    def test_serves_the_api_in_two_workers(self):
+        # Reads only: no message is sent, so no RabbitMQ is needed.
+        status, root = self._start('rabbit://guest:guest@127.0.0.1:5672/')
+        self.assertEqual(200, status)
+        self.assertEqual('http://127.0.0.1:%d/v2' % self.port,
+                         root['versions'][0]['links'][0]['href'])
+        # Several requests: the workers share the port.
+        for _ in range(4):
+            self.assertEqual((200, {'device_profiles': []}),
+                             self._get('/v2/device_profiles'))
+
+    def test_all_in_one_on_fake_transport(self):
+        self._start('fake://')
+        status, created = self._get('/v2/device_profiles', body=[{
+            'name': 'dp1', 'groups': [{'resources:FPGA': '1'}]}])
+        self.assertEqual((201, 'dp1'), (status, created['name']))
+        self.assertEqual(['dp1'], [p['name'] for p in self._get(
+            '/v2/device_profiles')[1]['device_profiles']])
+
+
+class TestWSGIApplication(testtools.TestCase):
+    """cyborg.wsgi.api:application as a WSGI server mounts it."""
+
+    def test_mounted_under_a_prefix(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        conf = '%s/cyborg.conf' % state
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = fake://\n'
+                    '[database]\nconnection = sqlite:///%s/c.sqlite\n'
+                    '[api]\nauth_strategy = noauth\n' % state)
+        script = (
+            'import json, webob\n'
+            'from cyborg.wsgi import api\n'
+            'request = webob.Request.blank("/v2", base_url="http://cloud")\n'
+            'request.script_name = "/accelerator"\n'
+            'print(json.dumps(request.get_response(api.application).json))\n')
+        result = subprocess.run(
+            [sys.executable, '-c', script], capture_output=True, text=True,
+            env=dict(os.environ, CYBORG_CONFIG_FILE=conf), timeout=60)
+        self.assertEqual(0, result.returncode, result.stderr)
+        document = json.loads(result.stdout.splitlines()[-1])
+        self.assertEqual('http://cloud/accelerator/v2/',
+                         document['links'][0]['href'])

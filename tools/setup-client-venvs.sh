@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install the real clients that the functional tests drive into their own
+# virtualenvs, because their versions conflict with each other:
+#
+#   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
+#   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
+#                      commands)
+#
+# Re-running it is cheap: an existing virtualenv with the right client is
+# left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
+# (default .venvs).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+root=${CYBORG_CLIENT_VENVS:-.venvs}
+
+install_client() {
+    local venv=$1
+    shift
+    if [ -x "$venv/bin/openstack" ] \
+        && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
+        && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
+        echo "== $venv is ready ($*)"
+        return
+    fi
+    echo "== installing $* into $venv"
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q -U pip
+    "$venv/bin/python" -m pip install -q "$@" 2>&1 \
+        | { grep -v "^WARNING: Location" || true; }
+    echo "$*" > "$venv/.cyborg-clients"
+}
+
+install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
+    python-cyborgclient==3.0.0
+install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
