@@ -85,6 +85,26 @@ class InvalidAttachHandle(Invalid):
     msg_fmt = _("Attach handle %(uuid)s cannot be used: %(reason)s")
 
 
+class InvalidDriverReport(Invalid):
+    msg_fmt = _("Driver %(driver)s reported an invalid inventory: "
+                "%(reason)s")
+
+
+class BitstreamRejected(Invalid):
+    msg_fmt = _("Bitstream %(image)s cannot be loaded on %(deployable)s: "
+                "%(reason)s")
+
+
+class NotProgrammable(Invalid):
+    msg_fmt = _("Deployable %(deployable)s cannot be programmed: "
+                "%(reason)s")
+
+
+class MdevTypeNotEnabled(Invalid):
+    msg_fmt = _("Mediated device type %(mdev_type)s is not enabled on this "
+                "host (see [gpu_devices] enabled_vgpu_types).")
+
+
 # --- not found ------------------------------------------------------------
 
 class DeviceNotFound(NotFound):
@@ -113,6 +133,15 @@ class DeviceProfileNotFound(NotFound):
 
 class AcceleratorRequestNotFound(NotFound):
     msg_fmt = _("Accelerator request %(uuid)s could not be found.")
+
+
+class DriverNotFound(NotFound):
+    msg_fmt = _("Accelerator driver %(name)s is not installed: no entry "
+                "point of that name in namespace %(namespace)s.")
+
+
+class BitstreamNotFound(NotFound):
+    msg_fmt = _("No active FPGA bitstream in Glance matches %(criteria)s.")
 
 
 class ResourceProviderNotFound(NotFound):
@@ -146,6 +175,25 @@ class AttachHandleUnavailable(Conflict):
 
 class ObjectInUse(Conflict):
     msg_fmt = _("%(kind)s %(uuid)s is in use: %(reason)s")
+
+
+class BitstreamAmbiguous(Conflict):
+    msg_fmt = _("%(count)d bitstreams match %(criteria)s: %(candidates)s; "
+                "ask for one of them by id.")
+
+
+class MdevFailed(Conflict):
+    msg_fmt = _("Cannot %(action)s mediated device %(uuid)s: %(reason)s")
+
+
+# --- failures of the host or its tools -----------------------------------
+
+class DriverLoadFailed(CyborgException):
+    msg_fmt = _("Accelerator driver %(name)s failed to load: %(reason)s")
+
+
+class ProgrammingFailed(CyborgException):
+    msg_fmt = _("Programming %(deployable)s failed: %(reason)s")
 
 
 # --- locked ---------------------------------------------------------------

@@ -24,8 +24,11 @@ from cyborg import version
 CONF = cyborg.conf.CONF
 
 
-def prepare_service(argv, default_config_files=None):
-    """Parse ``argv`` and config files, then set up the process."""
+def parse_config(argv, default_config_files=None):
+    """Parse ``argv`` and config files, then set up logging.
+
+    Enough for ``cyborg-agent``, which uses no database.
+    """
     log.register_options(CONF)
     # Alembic narrates every connection at INFO; its own output is enough.
     log.set_defaults(default_log_levels=log.get_default_log_levels() +
@@ -34,5 +37,10 @@ def prepare_service(argv, default_config_files=None):
          version=version.version_info.version_string(),
          default_config_files=default_config_files)
     log.setup(CONF, 'cyborg')
+
+
+def prepare_service(argv, default_config_files=None):
+    """Parse ``argv`` and config files, then set up the process."""
+    parse_config(argv, default_config_files)
     db_api.configure(CONF)
     objects.register_all()

@@ -38,6 +38,9 @@ STATUS_BY_FAMILY = (
     (exception.Conflict, 409),
     (exception.Locked, 423),
     (exception.ServiceUnavailable, 503),
+    # The host or its tools failed: a server error whose message says why.
+    (exception.ProgrammingFailed, 500),
+    (exception.DriverLoadFailed, 500),
 )
 
 UNEXPECTED = _('An unexpected error prevented the request from being '
@@ -74,8 +77,10 @@ def response_for(exc):
         status, message = exc.status_int, exc.detail or exc.explanation
     else:
         status = status_of(exc)
-        if status == 500:
+        if not isinstance(exc, exception.CyborgException):
             LOG.exception('Unexpected error while serving a request')
+        elif status >= 500:
+            LOG.error('Request failed: %s', exc.message)
         message = message_of(exc)
     response = webob.Response(status=status, body=fault_body(status,
                                                              message),

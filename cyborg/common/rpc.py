@@ -33,8 +33,8 @@ def init(conf, url=None):
     """
     global TRANSPORT
     messaging.set_transport_defaults(control_exchange='cyborg')
-    # Domain exceptions come back from the conductor as themselves, so the
-    # API can map them to status codes.
+    # Domain errors raised by a server reach the caller as themselves,
+    # not as a generic RemoteError.
     TRANSPORT = messaging.get_rpc_transport(
         conf, url=url, allowed_remote_exmods=[exception.__name__])
 

@@ -24,6 +24,7 @@ from cyborg.conf import default
 from cyborg.conf import fpga
 from cyborg.conf import glance
 from cyborg.conf import gpu_devices
+from cyborg.conf import nic
 from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
@@ -44,6 +45,7 @@ GROUP_MODULES = (
     fpga,
     glance,
     gpu_devices,
+    nic,
     nova,
     pci,
     placement,

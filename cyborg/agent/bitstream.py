@@ -1,0 +1,185 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""FPGA bitstreams in Glance: finding, checking and fetching them.
+
+Bitstreams are Glance images tagged ``FPGA`` and described by the image
+properties of seed 002: ``bs-name``, ``bs-uuid``, ``vendor``, ``board``,
+``shell_id``, ``version``, ``driver``, ``driver_ver``, ``driver_path``,
+``topology``, ``region_uuid``, ``function_uuid``, ``function_name``. Ids
+are compared as lower-case hexadecimal without dashes, however the image
+spells them.
+"""
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+
+from glanceclient import exc as glance_exc
+from keystoneauth1 import exceptions as ks_exc
+
+import cyborg.conf
+from cyborg.drivers import fpga
+from cyborg import exception
+from cyborg.i18n import _
+
+CONF = cyborg.conf.CONF
+
+TAG = 'FPGA'
+#: Most candidates an ambiguous search names in its error.
+_MAX_NAMED = 5
+
+
+@contextlib.contextmanager
+def _glance_errors():
+    """Glance being unreachable or failing is a clear domain error."""
+    try:
+        yield
+    except (glance_exc.CommunicationError, ks_exc.ConnectionError,
+            ks_exc.EndpointNotFound, glance_exc.HTTPServiceUnavailable,
+            glance_exc.HTTPInternalServerError) as e:
+        raise exception.ServiceUnavailable(
+            reason=_('Glance cannot be reached: %s') % e) from e
+
+
+def find(glance, region, bitstream_id=None, function_id=None,
+         function_name=None):
+    """The one image to load into ``region``.
+
+    By ``bitstream_id``, or by function (id and/or name) among the active
+    images tagged ``FPGA`` made for the region's type: its
+    ``region_uuid``, or its vendor and board when the region shows no type.
+
+    :raises BitstreamNotFound: no such image.
+    :raises BitstreamAmbiguous: several images match; the error names them.
+    """
+    if bitstream_id:
+        with _glance_errors():
+            try:
+                return glance.images.get(bitstream_id)
+            except glance_exc.HTTPNotFound:
+                raise exception.BitstreamNotFound(
+                    criteria=_('id %s') % bitstream_id)
+    if not (function_id or function_name):
+        raise exception.InvalidParameterValue(
+            name='bitstream', reason=_('give a bitstream id, a function id '
+                                       'or a function name'))
+    filters = {'tag': [TAG], 'status': 'active'}
+    wanted = []
+    if function_name:
+        filters['function_name'] = function_name
+        wanted.append('function_name %s' % function_name)
+    with _glance_errors():
+        images = list(glance.images.list(filters=filters))
+    if function_id:
+        # Filtered here: Glance compares property strings exactly, and ids
+        # are spelled with or without dashes.
+        images = [i for i in images if fpga.normalize_id(
+            i.get('function_uuid')) == fpga.normalize_id(function_id)]
+        wanted.append('function_uuid %s' % function_id)
+    if region.region_type:
+        images = [i for i in images if fpga.normalize_id(
+            i.get('region_uuid')) == region.region_type]
+        wanted.append('region_uuid %s' % region.region_type)
+    else:
+        images = [i for i in images if _same(i.get('vendor'), region.vendor)
+                  and _same(i.get('board'), region.board)]
+        wanted.append('board %s %s' % (region.vendor, region.board))
+    criteria = ', '.join(wanted)
+    if not images:
+        raise exception.BitstreamNotFound(criteria=criteria)
+    if len(images) > 1:
+        named = ', '.join('%s (%s)' % (i['id'], i.get('name'))
+                          for i in images[:_MAX_NAMED])
+        if len(images) > _MAX_NAMED:
+            named += _(' and %d more') % (len(images) - _MAX_NAMED)
+        raise exception.BitstreamAmbiguous(count=len(images),
+                                           criteria=criteria,
+                                           candidates=named)
+    return images[0]
+
+
+def _same(a, b):
+    """Names equal but for case and punctuation (``PAC-A10``/``pac_a10``)."""
+    def norm(text):
+        return re.sub(r'[^A-Z0-9]', '', (text or '').upper())
+    return bool(norm(a)) and norm(a) == norm(b)
+
+
+def check(image, region):
+    """Refuse an image that cannot be loaded into ``region``.
+
+    :raises BitstreamRejected: naming the reason.
+    """
+    def refuse(reason):
+        return exception.BitstreamRejected(
+            image=image['id'], deployable=region.deployable_name,
+            reason=reason)
+
+    if image.get('status') != 'active':
+        raise refuse(_('it is %s, not active') % image.get('status'))
+    if TAG not in (image.get('tags') or []):
+        raise refuse(_('it is not tagged %s') % TAG)
+    if not _same(image.get('vendor'), region.vendor):
+        raise refuse(_('it is for vendor %(image)s, the card is %(card)s')
+                     % {'image': image.get('vendor'), 'card': region.vendor})
+    if not _same(image.get('board'), region.board):
+        raise refuse(_('it is for board %(image)s, the card is %(card)s')
+                     % {'image': image.get('board'), 'card': region.board})
+    shell_id = fpga.normalize_id(image.get('shell_id'))
+    if shell_id and shell_id not in region.shell_ids:
+        raise refuse(_('it needs shell %(need)s, the card holds %(has)s')
+                     % {'need': image['shell_id'],
+                        'has': ', '.join(region.shell_ids) or _('none')})
+    region_uuid = fpga.normalize_id(image.get('region_uuid'))
+    if region_uuid and region.region_type and (
+            region_uuid != region.region_type):
+        raise refuse(_('it is for region type %(need)s, the region is '
+                       '%(has)s') % {'need': image['region_uuid'],
+                                     'has': region.region_type})
+    if not (image.get('os_hash_algo') and image.get('os_hash_value')):
+        raise refuse(_('Glance holds no checksum (os_hash_value) for it'))
+
+
+@contextlib.contextmanager
+def download(glance, image, region):
+    """Stream a checked image into a private file; remove it afterwards.
+
+    The file is created with mode 0600 in ``[glance] download_dir``.
+
+    :raises BitstreamRejected: the data does not match ``os_hash_value``.
+    """
+    try:
+        hasher = hashlib.new(image['os_hash_algo'])
+    except ValueError:
+        raise exception.BitstreamRejected(
+            image=image['id'], deployable=region.deployable_name,
+            reason=_('its hash algorithm %s is unknown here')
+            % image['os_hash_algo'])
+    fd, path = tempfile.mkstemp(prefix='cyborg-bitstream-',
+                                dir=CONF.glance.download_dir)
+    try:
+        with os.fdopen(fd, 'wb') as f, _glance_errors():
+            # Verified here against the image we already hold, rather
+            # than by the client with another request for the metadata.
+            for chunk in glance.images.data(image['id'], do_checksum=False):
+                hasher.update(chunk)
+                f.write(chunk)
+        if hasher.hexdigest() != image['os_hash_value']:
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_('the downloaded data does not match its checksum '
+                         '(%s)') % image['os_hash_algo'])
+        yield path
+    finally:
+        os.unlink(path)

@@ -1,0 +1,98 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Server side of the agent RPC API: what the conductor asks of a host.
+
+Keep the version and the methods in step with :mod:`cyborg.agent.rpcapi`.
+"""
+
+from oslo_concurrency import lockutils
+from oslo_log import log
+import oslo_messaging as messaging
+from oslo_utils import uuidutils
+
+from cyborg.agent import bitstream
+from cyborg.clients import glance
+from cyborg.common import rpc
+import cyborg.conf
+from cyborg.drivers import mdev
+from cyborg.drivers import pci
+from cyborg import exception
+from cyborg.i18n import _
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+
+def _check_uuid(mdev_uuid):
+    if not uuidutils.is_uuid_like(mdev_uuid):
+        raise exception.InvalidParameterValue(
+            name='mdev_uuid', reason=_('%r is not a UUID') % mdev_uuid)
+
+
+class AgentManager:
+    """The agent's RPC endpoint."""
+
+    RPC_API_VERSION = '1.0'
+
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, tracker):
+        self.tracker = tracker
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def program(self, context, deployable_name, bitstream_id=None,
+                function_id=None, function_name=None):
+        # One programming at a time per region; others proceed.
+        with lockutils.lock('program-%s' % deployable_name):
+            driver, region = self._fpga_region(deployable_name)
+            client = glance.get_client(CONF)
+            image = bitstream.find(client, region, bitstream_id=bitstream_id,
+                                   function_id=function_id,
+                                   function_name=function_name)
+            bitstream.check(image, region)
+            LOG.info('Programming %(name)s with bitstream %(image)s (%(bs)s)',
+                     {'name': deployable_name, 'image': image['id'],
+                      'bs': image.get('bs-name') or image.get('name')})
+            with bitstream.download(client, image, region) as path:
+                driver.program(region, path, image)
+        # The caller may rely on the new functions being known.
+        self.tracker.report(force=True)
+        return image['id']
+
+    def _fpga_region(self, deployable_name):
+        pci_devices = self.tracker.scan()
+        for driver in self.tracker.drivers:
+            region = driver.fpga_regions(pci_devices).get(deployable_name)
+            if region is not None:
+                return driver, region
+        raise exception.NotProgrammable(
+            deployable=deployable_name,
+            reason=_('no enabled driver has an FPGA region of that name on '
+                     'this host'))
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def create_mdev(self, context, mdev_uuid, mdev_type, parent_address):
+        _check_uuid(mdev_uuid)
+        if mdev_type not in CONF.gpu_devices.enabled_vgpu_types:
+            raise exception.MdevTypeNotEnabled(mdev_type=mdev_type)
+        try:
+            pci.parse_address(parent_address)
+        except ValueError as e:
+            raise exception.InvalidParameterValue(name='parent_address',
+                                                  reason=e)
+        mdev.create(CONF.agent.sysfs_root, parent_address, mdev_type,
+                    mdev_uuid)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def remove_mdev(self, context, mdev_uuid):
+        _check_uuid(mdev_uuid)
+        mdev.remove(CONF.agent.sysfs_root, mdev_uuid)

@@ -1,0 +1,118 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The ``cyborg-agent`` service: RPC server, resource tracker, hot-plug.
+
+Before it serves, :func:`wait_for_compute_node` makes sure Placement knows
+this host's compute node, since the device providers hang below it.
+"""
+
+import socket
+import threading
+
+from oslo_log import log
+import oslo_messaging as messaging
+
+from cyborg.agent import hotplug
+from cyborg.agent import manager
+from cyborg.agent import resource_tracker
+from cyborg.agent import rpcapi
+from cyborg.common import rpc
+from cyborg.common import service
+from cyborg.conductor import rpcapi as conductor_rpcapi
+import cyborg.conf
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg.objects import base as objects_base
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+#: What the conductor answers while Placement does not know the host yet:
+#: it is not up, Placement is not reached, or the provider is not there.
+_NOT_YET = (exception.ResourceProviderNotFound,
+            exception.ServiceUnavailable, messaging.MessagingTimeout)
+
+
+def compute_node_name():
+    """The compute node provider's name: the option, the FQDN, the host."""
+    if CONF.agent.resource_provider_name:
+        return CONF.agent.resource_provider_name
+    fqdn = socket.getfqdn()
+    if fqdn and not fqdn.startswith('localhost'):
+        return fqdn
+    return CONF.host
+
+
+def wait_for_compute_node(conductor, stop=None):
+    """Wait, within ``[agent] placement_wait_*``, for the compute node.
+
+    :returns: the uuid of the compute node's resource provider.
+    :raises ResourceProviderNotFound: Placement still does not know it.
+    """
+    rp_name = compute_node_name()
+    context = cyborg_context.get_admin_context()
+    attempts = CONF.agent.placement_wait_retries + 1
+    stop = stop or threading.Event()
+    for attempt in range(1, attempts + 1):
+        try:
+            rp_uuid = conductor.compute_node_rp(context, hostname=CONF.host,
+                                                rp_name=rp_name)
+        except _NOT_YET as e:
+            LOG.warning('Waiting for Placement to know compute node '
+                        'resource provider %(rp)s (attempt %(n)d of '
+                        '%(total)d): %(error)s',
+                        {'rp': rp_name, 'n': attempt, 'total': attempts,
+                         'error': e})
+            if attempt == attempts or stop.wait(
+                    CONF.agent.placement_wait_interval):
+                break
+            continue
+        LOG.info('Compute node resource provider %(rp)s is %(uuid)s',
+                 {'rp': rp_name, 'uuid': rp_uuid})
+        return rp_uuid
+    LOG.error('Placement does not know compute node resource provider '
+              '%s. Start nova-compute on this host first, or set [agent] '
+              'resource_provider_name to the name of its provider.', rp_name)
+    raise exception.ResourceProviderNotFound(name=rp_name)
+
+
+class AgentService(service.RPCService):
+    """Serves the agent RPC API for this host and reports its devices."""
+
+    def __init__(self, drivers, host=None):
+        super().__init__(None, rpcapi.TOPIC,
+                         objects_base.CyborgObjectSerializer(), host=host)
+        self.drivers = drivers
+        self.tracker = None
+        self._monitor = None
+
+    def start(self):
+        # The RPC clients need this process's transport, so the tracker and
+        # the manager are made here rather than before the worker started.
+        if rpc.TRANSPORT is None:
+            rpc.init(CONF)
+        self.tracker = resource_tracker.ResourceTracker(
+            self.host, self.drivers, conductor_rpcapi.ConductorAPI())
+        self.manager = manager.AgentManager(self.tracker)
+        super().start()
+        self.tracker.start()
+        if CONF.agent.enable_hotplug_monitor:
+            self._monitor = hotplug.HotplugMonitor(self.tracker.trigger)
+            self._monitor.start()
+
+    def stop(self, graceful=True):
+        if self._monitor is not None:
+            self._monitor.stop()
+            self._monitor = None
+        super().stop(graceful=graceful)
+        if self.tracker is not None:
+            self.tracker.stop()

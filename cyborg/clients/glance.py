@@ -1,0 +1,36 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""A python-glanceclient (image API v2) configured by ``[glance]``.
+
+Authentication, TLS and the endpoint come from keystoneauth's options in
+that group, so no cloud name or credential appears in code.
+"""
+
+from glanceclient import client as glance_client
+from keystoneauth1 import loading as ks_loading
+
+from cyborg.conf import glance as glance_conf
+
+GROUP = glance_conf.glance_group.name
+
+
+def get_client(conf):
+    """A Glance v2 client for the service's own credentials."""
+    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    session = ks_loading.load_session_from_conf_options(conf, GROUP,
+                                                        auth=auth)
+    adapter = ks_loading.load_adapter_from_conf_options(
+        conf, GROUP, session=session, auth=auth)
+    # The adapter finds the endpoint (endpoint_override, or the catalog
+    # with the configured interfaces and region) once for the client.
+    return glance_client.Client('2', session=session,
+                                endpoint_override=adapter.get_endpoint())

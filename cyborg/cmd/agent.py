@@ -1,0 +1,49 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-agent``: discovers, reports and programs this host's devices."""
+
+import sys
+
+from oslo_log import log
+from oslo_service import service
+
+from cyborg.agent import service as agent_service
+from cyborg.common import rpc
+from cyborg.conductor import rpcapi as conductor_rpcapi
+import cyborg.conf
+from cyborg.drivers import base as drivers_base
+from cyborg import exception
+from cyborg import startup
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+
+def main(argv=None):
+    startup.parse_config(sys.argv if argv is None else argv)
+    # Fail here, with a clear message and a non-zero status, rather than in
+    # the service's worker process, which would be started again and again.
+    try:
+        drivers = drivers_base.load(CONF.agent.enabled_drivers)
+        rpc.init(CONF)
+        try:
+            agent_service.wait_for_compute_node(
+                conductor_rpcapi.ConductorAPI())
+        finally:
+            # The worker process opens its own connections.
+            rpc.cleanup()
+    except exception.CyborgException as e:
+        LOG.error('cyborg-agent cannot start: %s', e)
+        return 1
+    server = agent_service.AgentService(drivers, host=CONF.host)
+    launcher = service.launch(CONF, server, restart_method='mutate')
+    return launcher.wait()

@@ -1,0 +1,152 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-status upgrade check``: is this deployment ready to upgrade?
+
+Checks, each ending in success, a warning or a failure:
+
+* the database schema is at the newest migration this code knows;
+* every trait and resource class that a device profile asks for is
+  reported by some deployable, so the profile can still be scheduled;
+* no PCI device claimed by an enabled Cyborg driver is also in Nova's PCI
+  whitelist (``[nova] nova_conf`` or ``--nova-conf`` names nova.conf).
+"""
+
+import json
+import sys
+
+from oslo_config import cfg
+from oslo_upgradecheck import upgradecheck
+
+import cyborg.conf
+from cyborg import context
+from cyborg.db import api as db_api
+from cyborg.db import migration
+from cyborg.drivers import base as drivers_base
+from cyborg.i18n import _
+from cyborg import objects
+from cyborg.objects import attribute
+from cyborg.objects import device_profile
+
+CONF = cyborg.conf.CONF
+Code = upgradecheck.Code
+Result = upgradecheck.Result
+
+_NOVA_CONF = cfg.StrOpt(
+    'nova-conf', dest='nova_conf_path',
+    help="Nova's configuration file; overrides [nova] nova_conf.")
+
+
+def _needs(group):
+    """Resource classes and required traits of a profile group."""
+    for key, value in group.items():
+        kind, _sep, name = key.partition(':')
+        if kind == 'resources' or (kind == 'trait' and value == 'required'):
+            yield name
+
+
+def _nova_pci_ids(path):
+    """(vendor_id, product_id) pairs of Nova's PCI whitelist entries."""
+    nova = cfg.ConfigOpts()
+    nova.register_opt(cfg.MultiStrOpt(
+        'device_spec', default=[],
+        deprecated_opts=[cfg.DeprecatedOpt('passthrough_whitelist',
+                                           group='pci')]), group='pci')
+    nova(args=[], default_config_files=[path], use_env=False)
+    ids = set()
+    for text in nova.pci.device_spec:
+        entries = json.loads(text)
+        for entry in entries if isinstance(entries, list) else [entries]:
+            ids.add(tuple(str(entry.get(key, '*')).lower().removeprefix('0x')
+                          for key in ('vendor_id', 'product_id')))
+    return ids
+
+
+def _overlap(ours, theirs):
+    return all(a == b or '*' in (a, b) for a, b in zip(ours, theirs))
+
+
+class Checks(upgradecheck.UpgradeCommands):
+
+    def check(self):
+        db_api.configure(CONF)
+        objects.register_all()
+        return super().check()
+
+    def _check_schema(self):
+        current, head = migration.version(), migration.head()
+        if current == head:
+            return Result(Code.SUCCESS)
+        return Result(Code.FAILURE, _(
+            'The database is at revision %(current)s; this code needs '
+            '%(head)s. Run "cyborg-dbsync upgrade".')
+            % {'current': current, 'head': head})
+
+    def _check_profiles(self):
+        if migration.version() != migration.head():
+            return Result(Code.WARNING, _(
+                'Skipped until the database schema is upgraded.'))
+        ctx = context.get_admin_context()
+        # Deployables carry their resource class as 'rc' and their traits
+        # as 'trait0', 'trait1', ...: every value is a name they report.
+        reported = {a.value for a in attribute.Attribute.list(ctx)}
+        missing = []
+        for profile in device_profile.DeviceProfile.list(ctx):
+            names = {name for group in profile.groups
+                     for name in _needs(group)} - reported
+            if names:
+                missing.append('%s: %s' % (profile.name,
+                                           ', '.join(sorted(names))))
+        if not missing:
+            return Result(Code.SUCCESS)
+        return Result(Code.WARNING, _(
+            'No deployable reports what these device profiles ask for, so '
+            'Nova cannot schedule them: %s. Enable the driver that reports '
+            'them, or migrate the profiles with "cyborg-manage '
+            'device-profile migrate".') % '; '.join(missing))
+
+    def _check_pci_whitelist(self):
+        path = CONF.nova_conf_path or CONF.nova.nova_conf
+        if not path:
+            return Result(Code.SUCCESS, _(
+                'Skipped: neither [nova] nova_conf nor --nova-conf names '
+                "Nova's configuration file."))
+        try:
+            theirs = _nova_pci_ids(path)
+        except (cfg.Error, ValueError, AttributeError) as e:
+            return Result(Code.FAILURE, _(
+                'Cannot read the PCI whitelist of %(path)s: %(error)s')
+                % {'path': path, 'error': e})
+        clashes = sorted(
+            '%s claims %s:%s' % (driver.name, *ours)
+            for driver in drivers_base.load(CONF.agent.enabled_drivers)
+            for ours in driver.pci_ids
+            if any(_overlap(ours, entry) for entry in theirs))
+        if not clashes:
+            return Result(Code.SUCCESS)
+        return Result(Code.WARNING, _(
+            "Nova's PCI whitelist in %(path)s also names devices that "
+            'enabled Cyborg drivers manage (%(clashes)s). Remove them from '
+            "Nova's [pci] device_spec or disable the driver: a device must "
+            'be given out by one service only.')
+            % {'path': path, 'clashes': '; '.join(clashes)})
+
+    _upgrade_checks = (
+        (_('Database schema'), _check_schema),
+        (_('Device profiles'), _check_profiles),
+        (_('PCI whitelist coexistence'), _check_pci_whitelist),
+    )
+
+
+def main(argv=None):
+    CONF.register_cli_opt(_NOVA_CONF)
+    return upgradecheck.main(CONF, 'cyborg', Checks(),
+                             sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,120 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The contract of an accelerator driver, and how the agent loads drivers.
+
+A driver turns what the host shows of one kind of device into report
+objects (:mod:`cyborg.objects.driver_report`). Drivers are found by name in
+the ``cyborg.accelerator.driver`` entry-point namespace; the agent loads
+those of ``[agent] enabled_drivers`` at start and refuses to start when one
+is missing or broken.
+"""
+
+import abc
+import dataclasses
+
+from stevedore import named
+
+from cyborg import exception
+from cyborg.i18n import _
+
+NAMESPACE = 'cyborg.accelerator.driver'
+
+
+@dataclasses.dataclass(frozen=True)
+class FpgaRegion:
+    """What a bitstream must fit to be loaded into one FPGA region.
+
+    Identifiers are lower-case hexadecimal without dashes, so that they
+    compare equal to the image properties of seed 002 however those are
+    spelled.
+    """
+
+    deployable_name: str
+    #: Vendor and board names, as bitstream images name them.
+    vendor: str
+    board: str
+    #: The region's type: the PR interface id that its shell exposes.
+    region_type: str | None
+    #: Ids of the loaded shell (partitions): a partial bitstream's
+    #: ``shell_id`` must be one of them.
+    shell_ids: tuple
+
+
+class Driver(abc.ABC):
+    """Discovers, and optionally programs, one kind of accelerator.
+
+    ``name`` is the driver's entry-point name; it is recorded on every
+    deployable the driver reports, so keep it stable.
+    """
+
+    name = None
+
+    #: (vendor_id, product_id) pairs of the PCI devices the driver takes,
+    #: lower-case hex, ``*`` for any. ``cyborg-status upgrade check`` warns
+    #: when Nova's PCI whitelist names one of them too.
+    pci_ids = frozenset()
+
+    @abc.abstractmethod
+    def discover(self, pci_devices):
+        """Report the devices of this driver's kind.
+
+        :param pci_devices: the host's PCI devices, ``{address:
+            PciDevice}``, scanned once per pass for every driver (see
+            :mod:`cyborg.drivers.pci`).
+        :returns: a list of DeviceReport, in an order that only changes
+            when the devices do.
+        """
+
+    def fpga_regions(self, pci_devices):
+        """The FPGA regions this driver can program, by deployable name."""
+        return {}
+
+    def program(self, region, bitstream_path, image):
+        """Load a downloaded bitstream into an FPGA region.
+
+        :param region: an :class:`FpgaRegion` from :meth:`fpga_regions`.
+        :param bitstream_path: a private file holding the checked image.
+        :param image: the Glance image, with the seed-002 properties.
+        :raises ProgrammingFailed: the vendor tool failed or timed out.
+        """
+        raise exception.NotProgrammable(
+            deployable=region.deployable_name,
+            reason=_('driver %s cannot program devices') % self.name)
+
+
+def load(names):
+    """Instantiate the drivers ``names``, in that order.
+
+    :raises DriverNotFound: no entry point has one of the names.
+    :raises DriverLoadFailed: a driver failed to import or to start, for
+        example because its configuration is invalid.
+    """
+    def missing(names):
+        raise exception.DriverNotFound(name=', '.join(sorted(names)),
+                                       namespace=NAMESPACE)
+
+    def failed(manager, entrypoint, error):
+        raise exception.DriverLoadFailed(name=entrypoint.name,
+                                         reason=error) from error
+
+    manager = named.NamedExtensionManager(
+        NAMESPACE, list(names), invoke_on_load=True, name_order=True,
+        on_load_failure_callback=failed,
+        on_missing_entrypoints_callback=missing)
+    drivers = [ext.obj for ext in manager]
+    for ext in manager:
+        if not isinstance(ext.obj, Driver) or ext.obj.name != ext.name:
+            raise exception.DriverLoadFailed(
+                name=ext.name,
+                reason=_('%s is not a Driver named after its entry point')
+                % type(ext.obj).__name__)
+    return drivers

@@ -1,0 +1,293 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What the FPGA drivers share: traits, loaded bitstreams, vendor tools.
+
+A vendor driver subclasses :class:`FpgaDriver`: it finds its cards and
+their regions in sysfs and says which command loads a bitstream file. This
+module turns cards into reports, remembers which Glance image each region
+holds, applies the image's function topology (seed 002) to the deployable
+tree, and runs the vendor tool with a time limit.
+"""
+
+import abc
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import threading
+
+from oslo_concurrency import processutils
+from oslo_log import log
+
+import cyborg.conf
+from cyborg.drivers import base
+from cyborg.drivers import pci
+from cyborg.drivers import report
+from cyborg import exception
+from cyborg.i18n import _
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+RESOURCE_CLASS = 'FPGA'
+
+
+def normalize_id(text):
+    """An id as lower-case hexadecimal without dashes or ``0x``.
+
+    :returns: None for an empty or all-zero id, which sysfs shows for a
+        region without a function.
+    """
+    value = (text or '').strip().lower().replace('-', '')
+    value = value.removeprefix('0x')
+    if not value.strip('0'):
+        return None
+    return value
+
+
+def normalize_ids(texts):
+    """The distinct non-empty ids among ``texts``, normalized and sorted."""
+    return tuple(sorted({i for i in map(normalize_id, texts) if i}))
+
+
+def region_trait(region_type):
+    return report.custom_name('FPGA_REGION', region_type)
+
+
+def function_trait(function_id):
+    return report.custom_name('FPGA_FUNCTION_ID', function_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """The physical and virtual functions a bitstream exposes.
+
+    ``pfs`` holds, per physical function, its PCI offset and those of its
+    virtual functions, relative to the region's own PCI function.
+    """
+
+    pfs: tuple
+
+    @classmethod
+    def parse(cls, text):
+        """Read the ``topology`` image property.
+
+        :raises ValueError: it is not the seed-002 JSON shape.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get('pf'),
+                                                        list):
+            raise ValueError(_('it has no "pf" list'))
+        pfs = []
+        for pf in data['pf']:
+            if not isinstance(pf, dict) or not isinstance(pf.get('vf', []),
+                                                          list):
+                raise ValueError(_('a pf is not an object with a "vf" '
+                                   'list'))
+            vfs = pf.get('vf', [])
+            pfs.append((_offset(pf), tuple(_offset(vf) for vf in vfs)))
+        offsets = [o for pf, vfs in pfs for o in (pf,) + vfs]
+        if len(set(offsets)) != len(offsets):
+            raise ValueError(_('two functions share a pci_offset'))
+        for key, count in (('pf_num', len(pfs)),
+                           ('vf_num', sum(len(vfs) for _, vfs in pfs))):
+            if key in data and str(data[key]) != str(count):
+                raise ValueError(_('%(key)s is %(value)s but %(count)d are '
+                                   'listed') % {'key': key,
+                                                'value': data[key],
+                                                'count': count})
+        return cls(tuple(pfs))
+
+
+def _offset(function):
+    try:
+        offset = int(function['pci_offset'])
+    except (TypeError, KeyError, ValueError):
+        raise ValueError(_('a function has no integer "pci_offset"'))
+    if offset < 0:
+        raise ValueError(_('pci_offset %d is negative') % offset)
+    return offset
+
+
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    """The Glance image this agent loaded into a region."""
+
+    image_id: str
+    function_id: str | None
+    topology: Topology | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Card:
+    """One FPGA card with one programmable region, as sysfs shows it."""
+
+    #: The function that manages the card (the control path).
+    controlpath: pci.PciDevice
+    #: The function whose address names the region's deployable.
+    port: pci.PciDevice
+    model: str
+    region: base.FpgaRegion
+    #: Ids of the accelerator functions loaded now, as sysfs shows them.
+    function_ids: tuple
+    vendor_board_info: dict | None = None
+
+
+class FpgaDriver(base.Driver):
+    """Discovery and programming shared by the FPGA vendor drivers.
+
+    Each card is reported as one device with one deployable per region:
+    resource class ``FPGA``, the vendor and board traits, the region's type
+    and the loaded functions. Its virtual functions are the attach handles,
+    or the region's function itself when SR-IOV is off. After this agent
+    loaded an image with a topology, the topology's physical functions
+    other than the region's own become child deployables.
+    """
+
+    #: Vendor name as bitstream images give it, e.g. ``Intel``.
+    vendor = None
+
+    def __init__(self):
+        self._loaded = {}
+        self._lock = threading.Lock()
+
+    @abc.abstractmethod
+    def cards(self, pci_devices):
+        """The driver's cards among ``pci_devices``, as :class:`Card`."""
+
+    @abc.abstractmethod
+    def command(self, region, bitstream_path, image):
+        """The vendor tool's command line that loads the file."""
+
+    def discover(self, pci_devices):
+        return [self._device(card, pci_devices)
+                for card in self.cards(pci_devices)]
+
+    def fpga_regions(self, pci_devices):
+        return {card.region.deployable_name: card.region
+                for card in self.cards(pci_devices)}
+
+    def program(self, region, bitstream_path, image):
+        topology = None
+        if image.get('topology'):
+            try:
+                topology = Topology.parse(image['topology'])
+            except ValueError as e:
+                raise exception.BitstreamRejected(
+                    image=image['id'], deployable=region.deployable_name,
+                    reason=_('its topology is invalid: %s') % e)
+        run_tool(self.command(region, bitstream_path, image),
+                 region.deployable_name)
+        with self._lock:
+            self._loaded[region.deployable_name] = Loaded(
+                image['id'], normalize_id(image.get('function_uuid')),
+                topology)
+
+    def _loaded_image(self, card):
+        """What this agent loaded into the card, if the card still has it."""
+        name = card.region.deployable_name
+        with self._lock:
+            loaded = self._loaded.get(name)
+            if (loaded is not None and card.function_ids and
+                    loaded.function_id not in card.function_ids):
+                LOG.info('%(name)s was reprogrammed outside Cyborg; it no '
+                         'longer holds bitstream %(image)s',
+                         {'name': name, 'image': loaded.image_id})
+                del self._loaded[name]
+                loaded = None
+        return loaded
+
+    def _device(self, card, pci_devices):
+        name = card.region.deployable_name
+        loaded = self._loaded_image(card)
+        function_ids = card.function_ids
+        if loaded is not None and not function_ids and loaded.function_id:
+            # The card cannot show its function; the image says it.
+            function_ids = (loaded.function_id,)
+        traits = [report.custom_name('FPGA', self.vendor),
+                  report.custom_name('FPGA', self.vendor, card.region.board)]
+        if card.region.region_type:
+            traits.append(region_trait(card.region.region_type))
+        traits.extend(function_trait(f) for f in function_ids)
+        image_id = loaded.image_id if loaded else None
+        topology = loaded.topology if loaded else None
+        if topology is None:
+            functions = card.port.virtfns or (card.port.address,)
+            deployables = [report.deployable(
+                name, self.name, RESOURCE_CLASS, traits,
+                [report.pci_handle(f) for f in functions],
+                bitstream_id=image_id)]
+        else:
+            deployables = self._topology_deployables(
+                name, topology, traits, image_id, pci_devices)
+        return report.device(
+            'FPGA', card.controlpath.vendor_id, card.model,
+            card.controlpath.address, deployables,
+            std_board_info=report.std_board_info(card.controlpath),
+            vendor_board_info=card.vendor_board_info)
+
+    def _topology_deployables(self, name, topology, traits, image_id,
+                              pci_devices):
+        """The region and its functions, as the image's topology says.
+
+        Functions the topology names but the host does not show (yet) are
+        left out rather than offered.
+        """
+        own, children = [], []
+        for pf_offset, vf_offsets in topology.pfs:
+            pf = pci.offset_address(name, pf_offset)
+            functions = [pci.offset_address(name, o) for o in vf_offsets]
+            handles = [report.pci_handle(f) for f in functions or [pf]
+                       if f in pci_devices]
+            if pf == name:
+                own = handles
+            else:
+                children.append(report.deployable(
+                    pf, self.name, RESOURCE_CLASS, traits, handles,
+                    parent_name=name, bitstream_id=image_id))
+        return [report.deployable(name, self.name, RESOURCE_CLASS, traits,
+                                  own, bitstream_id=image_id)] + children
+
+
+def run_tool(command, deployable):
+    """Run a vendor tool within ``[fpga] program_timeout`` seconds.
+
+    A tool that runs too long is killed with everything it started.
+
+    :raises ProgrammingFailed: the tool is missing, failed or timed out.
+    """
+    started = []
+    timeout = CONF.fpga.program_timeout
+    try:
+        processutils.execute(*command, timeout=timeout,
+                             on_execute=started.append,
+                             preexec_fn=os.setsid)
+    except subprocess.TimeoutExpired:
+        for proc in started:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        raise exception.ProgrammingFailed(
+            deployable=deployable,
+            reason=_('%(tool)s did not finish within %(timeout)d seconds')
+            % {'tool': command[0], 'timeout': timeout})
+    except processutils.ProcessExecutionError as e:
+        raise exception.ProgrammingFailed(
+            deployable=deployable,
+            reason=_('%(tool)s exited with status %(code)s: %(stderr)s')
+            % {'tool': command[0], 'code': e.exit_code,
+               'stderr': (e.stderr or '').strip()[-500:]})
+    except OSError as e:
+        raise exception.ProgrammingFailed(
+            deployable=deployable,
+            reason=_('%(tool)s cannot be run: %(error)s')
+            % {'tool': command[0], 'error': e.strerror or e})

@@ -1,0 +1,98 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Intel FPGA cards (PAC Arria 10, PAC D5005, PAC N3000) through OPAE.
+
+Both kernel drivers are read: the out-of-tree ``intel-fpga`` driver and the
+upstream DFL drivers. The FPGA Management Engine shows the partial
+reconfiguration interface id of the loaded shell (FIM), which is the
+region's type; each port shows the id of its loaded accelerator function
+(AFU). OPAE's ``fpgaconf`` loads partial bitstreams (green bitstreams).
+"""
+
+import cyborg.conf
+from cyborg.drivers import base
+from cyborg.drivers import fpga
+from cyborg.drivers import pci
+from cyborg import exception
+from cyborg.i18n import _
+
+CONF = cyborg.conf.CONF
+
+VENDOR_ID = '8086'
+
+#: Physical function product ids: (model, board as bitstreams name it).
+CARDS = {
+    '09c4': ('Intel PAC Arria 10 GX', 'PAC_ARRIA10'),
+    'bcc0': ('Intel PAC Arria 10 GX', 'PAC_ARRIA10'),
+    '0b2b': ('Intel PAC D5005', 'D5005'),
+    '0b30': ('Intel PAC N3000', 'N3000'),
+}
+
+#: Where each kernel driver shows the PR interface id, and the AFU ids.
+_INTERFACE_ID = (
+    'fpga/intel-fpga-dev.*/intel-fpga-fme.*/pr/interface_id',
+    'fpga_region/region*/dfl-fme.*/dfl-fme-region.*/fpga_region/region*/'
+    'compat_id',
+)
+_AFU_ID = (
+    'fpga/intel-fpga-dev.*/intel-fpga-port.*/afu_id',
+    'fpga_region/region*/dfl-port.*/afu_id',
+)
+
+
+class IntelFpgaDriver(fpga.FpgaDriver):
+    """Intel PAC cards: one region per card, its VFs as attach handles.
+
+    The loaded shell is identified by its PR interface id, so an image's
+    ``shell_id`` and ``region_uuid`` are both compared with it.
+    """
+
+    name = 'intel_fpga_driver'
+    pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
+    vendor = 'Intel'
+
+    def cards(self, pci_devices):
+        cards = []
+        for dev in pci_devices.values():
+            if (dev.vendor_id != VENDOR_ID or dev.physfn is not None or
+                    dev.product_id not in CARDS):
+                continue
+            model, board = CARDS[dev.product_id]
+            interface_id = fpga.normalize_id(
+                next(iter(dev.read_all(*_INTERFACE_ID)), None))
+            # With SR-IOV on, the port and its AFU move to the VF.
+            function_ids = []
+            for function in (dev.address,) + dev.virtfns:
+                if function in pci_devices:
+                    function_ids.extend(
+                        pci_devices[function].read_all(*_AFU_ID))
+            cards.append(fpga.Card(
+                controlpath=dev, port=dev, model=model,
+                region=base.FpgaRegion(
+                    deployable_name=dev.address, vendor=self.vendor,
+                    board=board, region_type=interface_id,
+                    shell_ids=(interface_id,) if interface_id else ()),
+                function_ids=fpga.normalize_ids(function_ids)))
+        return cards
+
+    def command(self, region, bitstream_path, image):
+        if not image.get('shell_id'):
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_('it has no shell_id, so it is a shell (FIM) '
+                         'image, and fpgaconf loads partial bitstreams '
+                         'only'))
+        address = pci.parse_address(region.deployable_name)
+        return [CONF.fpga.fpgaconf_path,
+                '-S', '0x' + address['domain'], '-B', '0x' + address['bus'],
+                '-D', '0x' + address['device'],
+                '-F', '0x' + address['function'], bitstream_path]

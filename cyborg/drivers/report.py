@@ -1,0 +1,100 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Builders of the report objects that drivers return.
+
+They keep the conventions agreed with the conductor in one place:
+
+* a deployable is named after its PCI address, or ``<parent PCI
+  address>_<mdev type>`` for a mediated device type, unique on the host;
+* attribute ``rc`` holds the resource class, ``trait0``, ``trait1``, ...
+  the traits of the deployable's resource provider;
+* a PCI attach handle holds ``domain``, ``bus``, ``device`` and
+  ``function``; an MDEV handle adds ``asked_type``, and the address is the
+  parent's. Every handle is one accelerator.
+"""
+
+import json
+import re
+
+from cyborg.drivers import pci
+from cyborg.objects import driver_report
+from cyborg import states
+
+
+def custom_name(*parts):
+    """A custom trait or resource class name made of ``parts``.
+
+    ``CUSTOM_`` and the parts, upper-cased and joined by ``_``; characters
+    that Placement names cannot hold become ``_``.
+    """
+    name = '_'.join(str(part) for part in parts if part)
+    return 'CUSTOM_' + re.sub(r'[^A-Z0-9_]', '_', name.upper())
+
+
+def attributes(resource_class, traits):
+    """The ``rc`` and ``trait<N>`` attributes, traits sorted."""
+    attrs = [driver_report.AttributeReport(key='rc', value=resource_class)]
+    attrs.extend(driver_report.AttributeReport(key='trait%d' % i, value=t)
+                 for i, t in enumerate(sorted(set(traits))))
+    return attrs
+
+
+def pci_handle(address, in_use=False, **extra):
+    """A PCI attach handle for ``address``, plus ``extra`` information."""
+    info = pci.parse_address(address)
+    info.update(extra)
+    return driver_report.AttachHandleReport(
+        attach_type=states.ATTACH_PCI, attach_info=info, in_use=in_use)
+
+
+def mdev_handle(parent_address, mdev_type):
+    """An MDEV attach handle: one mediated device of ``mdev_type``."""
+    info = pci.parse_address(parent_address)
+    info['asked_type'] = mdev_type
+    return driver_report.AttachHandleReport(
+        attach_type=states.ATTACH_MDEV, attach_info=info)
+
+
+def deployable(name, driver_name, resource_class, traits, handles,
+               parent_name=None, bitstream_id=None):
+    """A deployable offering one accelerator per attach handle."""
+    return driver_report.DeployableReport(
+        name=name, parent_name=parent_name, num_accelerators=len(handles),
+        driver_name=driver_name, bitstream_id=bitstream_id,
+        attributes=attributes(resource_class, traits),
+        attach_handles=list(handles))
+
+
+def device(device_type, vendor, model, controlpath, deployables,
+           std_board_info=None, vendor_board_info=None):
+    """A device managed through the PCI function at address ``controlpath``.
+
+    The board information dictionaries are stored as JSON text.
+    """
+    return driver_report.DeviceReport(
+        type=device_type, vendor=vendor, model=model,
+        std_board_info=_json(std_board_info),
+        vendor_board_info=_json(vendor_board_info),
+        controlpath_id=driver_report.ControlpathReport(
+            cpid_type=states.CPID_PCI,
+            cpid_info=pci.parse_address(controlpath)),
+        deployables=list(deployables))
+
+
+def std_board_info(dev):
+    """The standard board information of a PCI device."""
+    return {'vendor_id': dev.vendor_id, 'product_id': dev.product_id,
+            'class_code': dev.class_code, 'numa_node': dev.numa_node}
+
+
+def _json(info):
+    return None if info is None else json.dumps(info, sort_keys=True)

@@ -1,0 +1,85 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Xilinx Alveo cards through the Xilinx Runtime (XRT) drivers.
+
+An Alveo card shows two PCI functions: the management function (function
+0, driver ``xclmgmt``) and the user function (function 1, driver
+``xocl``). They are one device: the management function is its control
+path and the user function, which instances get, names its deployable.
+The shell's ``logic_uuids`` identify the loaded shell partitions and the
+first of its ``interface_uuids`` the type of its user region; the user
+function shows the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images.
+"""
+
+import cyborg.conf
+from cyborg.drivers import base
+from cyborg.drivers import fpga
+from cyborg.drivers import pci
+
+CONF = cyborg.conf.CONF
+
+VENDOR_ID = '10ee'
+
+#: Management function product ids: (model, board as bitstreams name it).
+#: The user function's product id is the next one.
+CARDS = {
+    '5000': ('Xilinx Alveo U200', 'U200'),
+    '5004': ('Xilinx Alveo U250', 'U250'),
+    '500c': ('Xilinx Alveo U280', 'U280'),
+    '5020': ('Xilinx Alveo U50', 'U50'),
+    '505c': ('Xilinx Alveo U55C', 'U55C'),
+}
+
+
+def _uuids(dev, name):
+    """The uuids listed one per line in a device file, in file order."""
+    text = next(iter(dev.read_all(name)), '')
+    return tuple(u for u in map(fpga.normalize_id, text.splitlines()) if u)
+
+
+class XilinxFpgaDriver(fpga.FpgaDriver):
+    """Alveo cards: management and user function as one device."""
+
+    name = 'xilinx_fpga_driver'
+    pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
+    vendor = 'Xilinx'
+
+    def cards(self, pci_devices):
+        cards = []
+        for mgmt in pci_devices.values():
+            if mgmt.vendor_id != VENDOR_ID or mgmt.product_id not in CARDS:
+                continue
+            user = pci_devices.get(pci.offset_address(mgmt.address, 1))
+            if user is None or user.vendor_id != VENDOR_ID:
+                continue
+            model, board = CARDS[mgmt.product_id]
+            vbnv = mgmt.read_all('rom.*/VBNV')
+            cards.append(fpga.Card(
+                controlpath=mgmt, port=user, model=model,
+                region=base.FpgaRegion(
+                    deployable_name=user.address, vendor=self.vendor,
+                    board=board,
+                    region_type=next(iter(_uuids(mgmt, 'interface_uuids')),
+                                     None),
+                    shell_ids=_uuids(mgmt, 'logic_uuids')),
+                function_ids=fpga.normalize_ids(user.read_all(
+                    'xclbinuuid')),
+                vendor_board_info={'vbnv': vbnv[0]} if vbnv else None))
+        return cards
+
+    def command(self, region, bitstream_path, image):
+        mgmt = pci.offset_address(region.deployable_name, -1)
+        # An image without shell_id is a shell; others go into the user
+        # region. --force answers xbmgmt's confirmation prompt.
+        target = '--user' if image.get('shell_id') else '--shell'
+        return [CONF.fpga.xbmgmt_path, 'program', '--device', mgmt, target,
+                bitstream_path, '--force']

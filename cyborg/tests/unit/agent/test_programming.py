@@ -1,0 +1,211 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Programming FPGAs with Glance bitstreams, through the agent RPC API.
+
+Glance is a local server spoken to by the real python-glanceclient; the
+vendor tools are stand-ins that record their calls and the file they got.
+"""
+
+import json
+import os
+import socket
+
+import fixtures
+
+from cyborg.agent import rpcapi
+from cyborg.agent import service
+from cyborg.drivers import base as drivers_base
+from cyborg import exception
+from cyborg.tests import base
+from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import glance_server
+from cyborg.tests import sysfs_tree
+
+PAC = '0000:5e:00.0'
+ALVEO_USER = '0000:65:00.1'
+IFID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
+OTHER_IFID = '11111111-2222-3333-4444-555555555555'
+LOGIC = '6f0a2c1e-8b7d-4a5c-9e3f-2d1c0b9a8f7e'
+FUNCTION = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+
+
+def _fpga_image(glance, data=b'green bitstream', **props):
+    properties = {'bs-name': 'aes-128', 'bs-uuid': FUNCTION,
+                  'vendor': 'Intel', 'board': 'PAC_ARRIA10',
+                  'shell_id': IFID, 'version': '1.0', 'driver': 'OPAE',
+                  'driver_ver': '2.0', 'driver_path': '/opt/opae',
+                  'topology': json.dumps({'pf': [{'pci_offset': 0, 'vf': [
+                      {'pci_offset': 1}, {'pci_offset': 2}]}]}),
+                  'region_uuid': IFID, 'function_uuid': FUNCTION,
+                  'function_name': 'aes'}
+    properties.update(props)
+    return glance.add_image(data=data, **properties)
+
+
+class TestProgram(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tree = self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
+            ('intel_fpga', PAC, dict(vfs=2, interface_id=IFID)),
+            ('xilinx_fpga', '0000:65:00.0', dict(
+                logic_uuids=(LOGIC,), interface_uuids=(IFID,))),
+        ])).tree
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.downloads = os.path.join(tmp, 'downloads')
+        os.mkdir(self.downloads)
+        self.loaded = os.path.join(tmp, 'loaded')
+        # Like OPAE's tool: load the file, and the port shows the new AFU.
+        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+            'fpgaconf',
+            'import shutil\n'
+            'shutil.copy(args[-1], %r)\n'
+            'open(%r, "w").write(%r)\n' % (
+                self.loaded, self.tree.afu_files[PAC],
+                FUNCTION.replace('-', ''))))
+        self.xbmgmt = self.useFixture(cyborg_fixtures.StandInTool('xbmgmt'))
+        self.conf.config(fpgaconf_path=self.fpgaconf.path,
+                         xbmgmt_path=self.xbmgmt.path, group='fpga')
+        self.conf.config(download_dir=self.downloads, group='glance')
+        self.conf.config(enable_hotplug_monitor=False, group='agent')
+        self.glance = self.useFixture(glance_server.LocalGlance(self.conf))
+        self.useFixture(cyborg_fixtures.RPC())
+        self.conductor = self.useFixture(
+            cyborg_fixtures.StandInConductor()).endpoint
+        agent = service.AgentService(
+            drivers_base.load(['intel_fpga_driver', 'xilinx_fpga_driver']),
+            host='host1')
+        agent.start()
+        self.addCleanup(agent.stop)
+        self.conductor.wait_for_reports(1)
+        self.api = rpcapi.AgentAPI()
+
+    def _program(self, name=PAC, **kwargs):
+        return self.api.program(self.context, 'host1', name, **kwargs)
+
+    def _deployable(self, report, name):
+        return next(dep for dev in report.devices for dep in dev.deployables
+                    if dep.name == name)
+
+    def test_by_bitstream_id(self):
+        image = _fpga_image(self.glance)
+        self.assertEqual(image['id'], self._program(bitstream_id=image['id']))
+        (call,) = self.fpgaconf.calls
+        self.assertEqual(['-S', '0x0000', '-B', '0x5e', '-D', '0x00', '-F',
+                          '0x0'], call[:-1])
+        self.assertEqual(self.downloads, os.path.dirname(call[-1]))
+        with open(self.loaded, 'rb') as f:
+            self.assertEqual(b'green bitstream', f.read())
+        self.assertEqual([], os.listdir(self.downloads))
+        # The fresh report went out before the call returned.
+        fresh = self.conductor.reports[-1]
+        self.assertEqual(2, len(self.conductor.reports))
+        dep = self._deployable(fresh, PAC)
+        self.assertEqual(image['id'], dep.bitstream_id)
+        self.assertIn('CUSTOM_FPGA_FUNCTION_ID_' +
+                      FUNCTION.replace('-', '').upper(),
+                      {a.value for a in dep.attributes})
+        self.assertEqual(2, dep.num_accelerators)
+
+    def test_by_function_and_region_type(self):
+        _fpga_image(self.glance, region_uuid=OTHER_IFID, shell_id=OTHER_IFID)
+        _fpga_image(self.glance, function_uuid=OTHER_IFID,
+                    function_name='gzip')
+        wanted = _fpga_image(self.glance,
+                             region_uuid=IFID.replace('-', '').upper())
+        self.assertEqual(wanted['id'], self._program(function_id=FUNCTION))
+        self.assertEqual(wanted['id'], self._program(function_name='aes'))
+        self.assertEqual(2, len(self.fpgaconf.calls))
+
+    def test_function_search_pages_through_glance(self):
+        # python-glanceclient asks for pages of 200 images.
+        for _ in range(205):
+            _fpga_image(self.glance, function_uuid=OTHER_IFID)
+        wanted = _fpga_image(self.glance)
+        self.assertEqual(wanted['id'], self._program(function_id=FUNCTION))
+        self.assertGreater(self.glance.requests.count('/v2/images'), 1)
+
+    def test_several_matches_are_named(self):
+        first = _fpga_image(self.glance)
+        second = _fpga_image(self.glance)
+        error = self.assertRaises(exception.BitstreamAmbiguous,
+                                  self._program, function_name='aes')
+        self.assertIn(first['id'], str(error))
+        self.assertIn(second['id'], str(error))
+        self.assertEqual([], self.fpgaconf.calls)
+
+    def test_nothing_matches(self):
+        _fpga_image(self.glance, region_uuid=OTHER_IFID)
+        self.assertRaises(exception.BitstreamNotFound, self._program,
+                          function_id=FUNCTION)
+        self.assertRaises(exception.BitstreamNotFound, self._program,
+                          bitstream_id='0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f')
+        self.assertRaises(exception.InvalidParameterValue, self._program)
+
+    def test_refused_images(self):
+        for props, reason in (
+                ({'os_hash_value': 'f' * 128}, 'does not match its checksum'),
+                ({'board': 'D5005'}, 'board D5005'),
+                ({'vendor': 'Xilinx'}, 'vendor Xilinx'),
+                ({'shell_id': OTHER_IFID}, 'needs shell'),
+                ({'region_uuid': OTHER_IFID}, 'region type'),
+                ({'tags': []}, 'not tagged FPGA'),
+                ({'status': 'queued'}, 'not active'),
+                ({'os_hash_value': None}, 'no checksum'),
+                ({'topology': '{"pf": 1}'}, 'topology is invalid')):
+            image = _fpga_image(self.glance, **props)
+            error = self.assertRaises(exception.BitstreamRejected,
+                                      self._program,
+                                      bitstream_id=image['id'])
+            self.assertIn(reason, str(error))
+        self.assertEqual([], self.fpgaconf.calls)
+        self.assertEqual([], os.listdir(self.downloads))
+        self.assertEqual(1, len(self.conductor.reports))
+
+    def test_shell_images_and_unknown_regions(self):
+        image = _fpga_image(self.glance, shell_id=None)
+        self.assertRaises(exception.BitstreamRejected, self._program,
+                          bitstream_id=image['id'])
+        self.assertRaises(exception.NotProgrammable, self._program,
+                          name='0000:5e:00.1', bitstream_id=image['id'])
+
+    def test_tool_failure_cleans_up(self):
+        self.fpgaconf.effect = 'sys.exit(1)'
+        failing = self.useFixture(cyborg_fixtures.StandInTool(
+            'fpgaconf', 'sys.stderr.write("no port\\n"); sys.exit(2)'))
+        self.conf.config(fpgaconf_path=failing.path, group='fpga')
+        image = _fpga_image(self.glance)
+        error = self.assertRaises(exception.ProgrammingFailed, self._program,
+                                  bitstream_id=image['id'])
+        self.assertIn('no port', str(error))
+        self.assertEqual([], os.listdir(self.downloads))
+
+    def test_xilinx_with_the_function_from_the_image(self):
+        image = _fpga_image(self.glance, vendor='xilinx', board='u250',
+                            shell_id=LOGIC, topology='')
+        self.assertEqual(image['id'], self._program(
+            name=ALVEO_USER, bitstream_id=image['id']))
+        (call,) = self.xbmgmt.calls
+        self.assertEqual(['program', '--device', '0000:65:00.0', '--user'],
+                         call[:4])
+        dep = self._deployable(self.conductor.reports[-1], ALVEO_USER)
+        self.assertIn('CUSTOM_FPGA_FUNCTION_ID_' +
+                      FUNCTION.replace('-', '').upper(),
+                      {a.value for a in dep.attributes})
+
+    def test_glance_unreachable(self):
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            closed = 'http://127.0.0.1:%d' % s.getsockname()[1]
+        self.conf.config(endpoint_override=closed, group='glance')
+        self.assertRaises(exception.ServiceUnavailable, self._program,
+                          bitstream_id='0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f')

@@ -1,0 +1,123 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent service: waiting for Placement, serving, reporting."""
+
+import fixtures
+
+from cyborg.agent import rpcapi
+from cyborg.agent import service
+from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.drivers import base as drivers_base
+from cyborg.drivers import fake
+from cyborg import exception
+from cyborg.tests import base
+from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import sysfs_tree
+
+GPU = '0000:3b:00.0'
+MDEV = 'b1d7d1f2-5a9e-4d8e-9f0a-1c2b3d4e5f60'
+
+
+class TestWaitForComputeNode(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(cyborg_fixtures.RPC())
+        self.log = self.useFixture(fixtures.FakeLogger())
+        self.conf.config(resource_provider_name='compute1.example.org',
+                         placement_wait_interval=1, group='agent')
+
+    def test_waits_until_placement_knows_it(self):
+        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+            not_found=1)).endpoint
+        self.assertEqual(conductor.rp_uuid, service.wait_for_compute_node(
+            conductor_rpcapi.ConductorAPI()))
+        self.assertEqual([(self.conf.conf.host, 'compute1.example.org')] * 2,
+                         conductor.lookups)
+        self.assertIn('Waiting for Placement to know compute node resource '
+                      'provider compute1.example.org (attempt 1 of 31)',
+                      self.log.output)
+
+    def test_gives_up_after_the_retries(self):
+        self.conf.config(placement_wait_retries=0, group='agent')
+        self.useFixture(cyborg_fixtures.StandInConductor(not_found=5))
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          service.wait_for_compute_node,
+                          conductor_rpcapi.ConductorAPI())
+        self.assertIn('Placement does not know compute node resource '
+                      'provider compute1.example.org', self.log.output)
+
+    def test_resource_provider_name(self):
+        self.assertEqual('compute1.example.org', service.compute_node_name())
+        self.conf.config(resource_provider_name=None, group='agent')
+        self.useFixture(fixtures.MonkeyPatch('socket.getfqdn',
+                                             lambda: 'localhost'))
+        self.assertEqual(self.conf.conf.host, service.compute_node_name())
+
+
+class TestAgentService(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tree = self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
+            ('nvidia_gpu', GPU, dict(mdev_types={'nvidia-222': 4}))])).tree
+        self.conf.config(enable_hotplug_monitor=False, group='agent')
+        self.conf.config(enabled_vgpu_types=['nvidia-222'],
+                         group='gpu_devices')
+        self.useFixture(cyborg_fixtures.RPC())
+        self.conductor = self.useFixture(
+            cyborg_fixtures.StandInConductor()).endpoint
+        agent = service.AgentService(
+            drivers_base.load(['fake_driver', 'nvidia_gpu_driver']),
+            host='host1')
+        agent.start()
+        self.addCleanup(agent.stop)
+        self.agent_api = rpcapi.AgentAPI()
+
+    def test_reports_at_start(self):
+        (sent,) = self.conductor.wait_for_reports(1)
+        self.assertEqual('host1', sent.hostname)
+        self.assertEqual(
+            [fake.CARD, GPU + '_nvidia-222'],
+            [dep.name for dev in sent.devices for dep in dev.deployables])
+
+    def test_create_and_remove_mdev(self):
+        self.agent_api.create_mdev(self.context, 'host1', MDEV,
+                                   'nvidia-222', GPU)
+        self.assertEqual(MDEV, self.tree.read(
+            GPU, 'mdev_supported_types/nvidia-222/create'))
+        # The kernel made it; asking again changes nothing.
+        self.tree.mdev(MDEV, GPU, 'nvidia-222')
+        self.agent_api.create_mdev(self.context, 'host1', MDEV,
+                                   'nvidia-222', GPU)
+        self.agent_api.remove_mdev(self.context, 'host1', MDEV)
+        self.assertEqual('1', self.tree.read(GPU, MDEV + '/remove'))
+
+    def test_mdev_errors_reach_the_caller(self):
+        for args, error in (
+                ((MDEV, 'nvidia-999', GPU), exception.MdevTypeNotEnabled),
+                (('not-a-uuid', 'nvidia-222', GPU),
+                 exception.InvalidParameterValue),
+                ((MDEV, 'nvidia-222', '3b:00.0'),
+                 exception.InvalidParameterValue),
+                ((MDEV, 'nvidia-222', '0000:3c:00.0'), exception.MdevFailed)):
+            self.assertRaises(error, self.agent_api.create_mdev,
+                              self.context, 'host1', *args)
+        self.tree.mdev(MDEV, GPU, 'nvidia-222')
+        error = self.assertRaises(exception.MdevFailed,
+                                  self.agent_api.create_mdev, self.context,
+                                  'host1', MDEV, 'nvidia-222',
+                                  '0000:3b:00.1')
+        self.assertIn('exists on 0000:3b:00.0 as nvidia-222', str(error))
+
+    def test_removing_a_missing_mdev_is_fine(self):
+        self.agent_api.remove_mdev(self.context, 'host1', MDEV)

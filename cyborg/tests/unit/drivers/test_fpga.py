@@ -1,0 +1,202 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What the FPGA drivers share: topology, programming, the vendor tool."""
+
+import json
+import os
+import select
+
+import fixtures
+
+from cyborg.drivers import fpga
+from cyborg.drivers import intel_fpga
+from cyborg.drivers import xilinx_fpga
+from cyborg import exception
+from cyborg.tests import base
+from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests.unit.drivers import driver_case
+
+SEED_TOPOLOGY = {
+    'pf_num': 2, 'vf_num': 2,
+    'pf': [{'name': 'pf_1', 'capability': '', 'kpi': '', 'pci_offset': '0',
+            'vf': [{'name': 'vf_1', 'pci_offset': '1'}]},
+           {'name': 'pf_2', 'capability': '', 'kpi': '', 'pci_offset': '2',
+            'vf': [{'name': 'vf_2', 'pci_offset': '3'}]}],
+}
+FUNCTION = '6a5b1c02-3f4e-4d2a-9b8c-7d6e5f4a3b2c'
+FUNCTION_TRAIT = ('CUSTOM_FPGA_FUNCTION_ID_' +
+                  FUNCTION.replace('-', '').upper())
+IFID = '9926ab6d6c925a68aabca7d84c545738'
+
+
+class TestTopology(base.TestCase):
+
+    def test_seed_example(self):
+        topology = fpga.Topology.parse(json.dumps(SEED_TOPOLOGY))
+        self.assertEqual(((0, (1,)), (2, (3,))), topology.pfs)
+
+    def test_pf_without_vfs(self):
+        self.assertEqual(((0, ()),), fpga.Topology.parse(
+            '{"pf": [{"pci_offset": 0}]}').pfs)
+
+    def test_invalid(self):
+        for text in ('[]', '{}', '{"pf": {}}', '{"pf": [1]}',
+                     '{"pf": [{"name": "pf"}]}',
+                     '{"pf": [{"pci_offset": "x"}]}',
+                     '{"pf": [{"pci_offset": -1}]}',
+                     '{"pf": [{"pci_offset": 0, "vf": {}}]}',
+                     '{"pf": [{"pci_offset": 0, '
+                     '"vf": [{"pci_offset": 0}]}]}',
+                     '{"pf_num": 2, "pf": [{"pci_offset": 0}]}',
+                     'not json'):
+            self.assertRaises(ValueError, fpga.Topology.parse, text)
+
+
+class TestIds(base.TestCase):
+
+    def test_normalize(self):
+        self.assertEqual('ab12', fpga.normalize_id(' 0xAB-12\n'))
+        self.assertIsNone(fpga.normalize_id('0000-0000'))
+        self.assertIsNone(fpga.normalize_id(None))
+        self.assertEqual(('0a', 'b1'), fpga.normalize_ids(['B1', '0a', '',
+                                                           '0', 'b-1']))
+
+
+class TestProgramming(driver_case.DriverTestCase):
+    """Programming through stand-in vendor tools that record their calls."""
+
+    HOST = [
+        ('intel_fpga', '0000:5e:00.0', dict(vfs=4, interface_id=IFID)),
+        ('xilinx_fpga', '0000:65:00.0', dict()),
+    ]
+
+    def setUp(self):
+        super().setUp()
+        afu_file = self.tree.afu_files['0000:5e:00.0']
+        # Like the real tool, the stand-in loads the AFU the image holds.
+        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+            'fpgaconf', 'open(%r, "w").write(%r)' % (
+                afu_file, FUNCTION.replace('-', ''))))
+        self.xbmgmt = self.useFixture(cyborg_fixtures.StandInTool('xbmgmt'))
+        self.conf.config(fpgaconf_path=self.fpgaconf.path,
+                         xbmgmt_path=self.xbmgmt.path, group='fpga')
+        self.intel = intel_fpga.IntelFpgaDriver()
+
+    def _image(self, **props):
+        image = {'id': 'c1b5a4e0-0000-4000-8000-000000000001',
+                 'shell_id': IFID, 'function_uuid': FUNCTION}
+        image.update(props)
+        return image
+
+    def _program(self, driver, name, image):
+        region = driver.fpga_regions(self.scan())[name]
+        driver.program(region, '/tmp/bitstream', image)
+
+    def test_program_reports_image_and_function(self):
+        self._program(self.intel, '0000:5e:00.0', self._image())
+        self.assertEqual([['-S', '0x0000', '-B', '0x5e', '-D', '0x00', '-F',
+                           '0x0', '/tmp/bitstream']], self.fpgaconf.calls)
+        dep = self.deployables(self.discover(self.intel))['0000:5e:00.0']
+        self.assertEqual('c1b5a4e0-0000-4000-8000-000000000001',
+                         dep.bitstream_id)
+        self.assertIn(FUNCTION_TRAIT, self.traits(dep))
+
+    def test_function_from_image_when_the_card_cannot_show_it(self):
+        xilinx = xilinx_fpga.XilinxFpgaDriver()
+        self._program(xilinx, '0000:65:00.1', self._image())
+        self.assertEqual('--user', self.xbmgmt.calls[0][3])
+        dep = self.deployables(self.discover(xilinx))['0000:65:00.1']
+        self.assertIn(FUNCTION_TRAIT, self.traits(dep))
+
+    def test_topology_becomes_the_deployable_tree(self):
+        self._program(self.intel, '0000:5e:00.0', self._image(
+            topology=json.dumps(SEED_TOPOLOGY)))
+        deps = self.deployables(self.discover(self.intel))
+        region, pf2 = deps['0000:5e:00.0'], deps['0000:5e:00.2']
+        self.assertEqual(['0000:5e:00.1'], self.addresses(region))
+        self.assertIsNone(region.parent_name)
+        self.assertEqual(['0000:5e:00.3'], self.addresses(pf2))
+        self.assertEqual('0000:5e:00.0', pf2.parent_name)
+        self.assertEqual(region.bitstream_id, pf2.bitstream_id)
+        self.assertIn(FUNCTION_TRAIT, self.traits(pf2))
+
+    def test_topology_functions_missing_from_the_host_are_not_offered(self):
+        self._program(self.intel, '0000:5e:00.0', self._image(
+            topology='{"pf": [{"pci_offset": 0, "vf": [{"pci_offset": 1},'
+                     ' {"pci_offset": 9}]}]}'))
+        dep = self.deployables(self.discover(self.intel))['0000:5e:00.0']
+        self.assertEqual(['0000:5e:00.1'], self.addresses(dep))
+
+    def test_bad_topology_is_refused_before_the_tool_runs(self):
+        error = self.assertRaises(
+            exception.BitstreamRejected, self._program, self.intel,
+            '0000:5e:00.0', self._image(topology='{"pf": 3}'))
+        self.assertIn('topology', str(error))
+        self.assertEqual([], self.fpgaconf.calls)
+
+    def test_reprogrammed_outside_cyborg_forgets_the_image(self):
+        self._program(self.intel, '0000:5e:00.0', self._image())
+        with open(self.tree.afu_files['0000:5e:00.0'], 'w') as f:
+            f.write('ffff0000ffff0000ffff0000ffff0000')
+        dep = self.deployables(self.discover(self.intel))['0000:5e:00.0']
+        self.assertIsNone(dep.bitstream_id)
+        self.assertNotIn(FUNCTION_TRAIT, self.traits(dep))
+
+
+class TestRunTool(base.TestCase):
+
+    def test_success(self):
+        tool = self.useFixture(cyborg_fixtures.StandInTool('tool'))
+        fpga.run_tool([tool.path, 'a', 'b'], 'dep')
+        self.assertEqual([['a', 'b']], tool.calls)
+
+    def test_failure_carries_stderr(self):
+        tool = self.useFixture(cyborg_fixtures.StandInTool(
+            'tool', 'sys.stderr.write("bad gbs\\n"); sys.exit(3)'))
+        error = self.assertRaises(exception.ProgrammingFailed,
+                                  fpga.run_tool, [tool.path], 'dep')
+        self.assertIn('status 3: bad gbs', str(error))
+
+    def test_missing_tool(self):
+        error = self.assertRaises(exception.ProgrammingFailed,
+                                  fpga.run_tool, ['/nonexistent/fpgaconf'],
+                                  'dep')
+        self.assertIn('cannot be run', str(error))
+
+    def test_timeout_kills_the_tool_and_its_children(self):
+        self.conf.config(program_timeout=2, group='fpga')
+        pid_file = os.path.join(self.useFixture(
+            fixtures.TempDir()).path, 'pid')
+        tool = self.useFixture(cyborg_fixtures.StandInTool('tool', (
+            'import subprocess\n'
+            'child = subprocess.Popen(["sleep", "60"])\n'
+            'open(%r, "w").write(str(child.pid))\n'
+            'child.wait()') % pid_file))
+        error = self.assertRaises(exception.ProgrammingFailed,
+                                  fpga.run_tool, [tool.path], 'dep')
+        self.assertIn('within 2 seconds', str(error))
+        with open(pid_file) as f:
+            child = int(f.read())
+        self.assertTrue(_exits(child, timeout=10))
+
+
+def _exits(pid, timeout):
+    """Whether process ``pid`` ends within ``timeout`` seconds."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        # A process descriptor becomes readable when the process exits.
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)

@@ -1,0 +1,86 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The NVIDIA GPU driver: whole GPUs, vGPU types, SR-IOV."""
+
+from cyborg.drivers import nvidia_gpu
+from cyborg.tests.unit.drivers import driver_case
+
+T4 = '0000:3b:00.0'
+A100 = '0000:af:00.0'
+A10 = '0000:d8:00.0'
+
+
+class TestDiscovery(driver_case.DriverTestCase):
+
+    HOST = [
+        ('nvidia_gpu', T4, dict(product='1eb8', mdev_types={
+            'nvidia-222': 16, 'nvidia-223': 8})),
+        # Ampere: vGPUs on VFs, one instance of a type per VF.
+        ('nvidia_gpu', A100, dict(product='20f1', class_code='030200',
+                                  vfs=3, vf_mdev_types={'nvidia-471': 1})),
+        ('nvidia_gpu', A10, dict(product='2236')),
+        # The HDMI audio function of a GPU is not a GPU.
+        ('add_pci', '0000:d8:00.1', dict(vendor='10de', product='10fa',
+                                         class_code='040300')),
+    ]
+
+    def _discover(self, *types):
+        self.conf.config(enabled_vgpu_types=list(types), group='gpu_devices')
+        return self.discover(nvidia_gpu.NvidiaGpuDriver())
+
+    def test_whole_gpus_without_vgpu_types(self):
+        devices = self._discover()
+        deps = self.deployables(devices)
+        # The A100 has VFs enabled: neither it nor its VFs are whole GPUs.
+        self.assertEqual([T4, A10], sorted(deps))
+        self.assertEqual(['NVIDIA Tesla T4', 'NVIDIA A10'],
+                         [d.model for d in devices])
+        t4 = deps[T4]
+        self.assertEqual('PGPU', self.attributes(t4)['rc'])
+        self.assertEqual({'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_1EB8'},
+                         self.traits(t4))
+        self.assertEqual([T4], self.addresses(t4))
+        self.assertEqual('PCI', t4.attach_handles[0].attach_type)
+
+    def test_vgpu_type_inventory(self):
+        deps = self.deployables(self._discover('nvidia-222'))
+        self.assertEqual([T4 + '_nvidia-222', A10], sorted(deps))
+        vgpu = deps[T4 + '_nvidia-222']
+        self.assertEqual('VGPU', self.attributes(vgpu)['rc'])
+        self.assertIn('CUSTOM_VGPU_TYPE_NVIDIA_222', self.traits(vgpu))
+        self.assertEqual(16, vgpu.num_accelerators)
+        handle = vgpu.attach_handles[0]
+        self.assertEqual('MDEV', handle.attach_type)
+        self.assertEqual({'asked_type': 'nvidia-222', 'domain': '0000',
+                          'bus': '3b', 'device': '00', 'function': '0'},
+                         handle.attach_info)
+
+    def test_existing_mdevs_keep_the_inventory(self):
+        self.tree.mdev('b1d7d1f2-5a9e-4d8e-9f0a-1c2b3d4e5f60', T4,
+                       'nvidia-222')
+        deps = self.deployables(self._discover('nvidia-222'))
+        self.assertEqual(16, deps[T4 + '_nvidia-222'].num_accelerators)
+
+    def test_several_types(self):
+        deps = self.deployables(self._discover('nvidia-222', 'nvidia-223'))
+        self.assertEqual(8, deps[T4 + '_nvidia-223'].num_accelerators)
+        self.assertNotIn(T4, deps)
+
+    def test_vgpus_on_virtual_functions(self):
+        deps = self.deployables(self._discover('nvidia-471'))
+        vgpu = deps[A100 + '_nvidia-471']
+        self.assertEqual(['0000:af:00.1', '0000:af:00.2', '0000:af:00.3'],
+                         self.addresses(vgpu))
+        self.assertEqual({'MDEV'},
+                         {h.attach_type for h in vgpu.attach_handles})
+        self.assertIn('CUSTOM_GPU_PRODUCT_ID_20F1', self.traits(vgpu))
+        self.assertEqual([T4, A100 + '_nvidia-471', A10], list(deps))
