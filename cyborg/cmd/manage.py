@@ -1,0 +1,137 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``cyborg-manage``: operator tasks on stored data.
+
+Usage::
+
+    cyborg-manage device-profile migrate --map OLD=NEW [--map ...] [--apply]
+
+``device-profile migrate`` renames resource classes and traits in every
+stored device profile, for an upgrade in which a custom name became a
+standard one (seed 001, "Versioning and upgrades"). Without ``--apply`` it
+only reports what it would change. Accelerator requests keep the groups
+they were created with.
+"""
+
+import re
+import sys
+
+from oslo_config import cfg
+
+import cyborg.conf
+from cyborg import context
+from cyborg.objects import device_profile
+from cyborg import startup
+
+CONF = cyborg.conf.CONF
+
+_NAME = re.compile(r'^[A-Z0-9_]+$')
+_PREFIXES = ('resources:', 'trait:')
+
+
+def _normalise(name):
+    return name.strip().upper().replace('-', '_')
+
+
+def _parse_map(pairs):
+    """{'OLD': 'NEW'} from OLD=NEW strings; ValueError names a bad one."""
+    mapping = {}
+    for pair in pairs:
+        old, sep, new = pair.partition('=')
+        old, new = _normalise(old), _normalise(new)
+        if not sep or not _NAME.match(old) or not _NAME.match(new):
+            raise ValueError('--map %s: expected OLD=NEW, each an upper-case '
+                             'trait or resource class name' % pair)
+        mapping[old] = new
+    return mapping
+
+
+def migrate_group(group, mapping):
+    """Rename the mapped names of one group.
+
+    :returns: (new group, [(old key, new key)], [conflicting keys]).
+    """
+    renamed, changes, conflicts = {}, [], []
+    for key, value in group.items():
+        prefix = next((p for p in _PREFIXES if key.startswith(p)), None)
+        new_key = key
+        if prefix and key[len(prefix):] in mapping:
+            new_key = prefix + mapping[key[len(prefix):]]
+            changes.append((key, new_key))
+        if new_key in renamed and renamed[new_key] != value:
+            conflicts.append(new_key)
+        renamed[new_key] = value
+    return renamed, changes, conflicts
+
+
+def _migrate():
+    try:
+        mapping = _parse_map(CONF.category.map)
+    except ValueError as e:
+        print('cyborg-manage: %s' % e, file=sys.stderr)
+        return 2
+    ctx = context.get_admin_context()
+    changed = refused = 0
+    for profile in device_profile.DeviceProfile.list(ctx, sort_key='name'):
+        groups, report, conflicts = [], [], []
+        for index, group in enumerate(profile.groups):
+            new, changes, clash = migrate_group(group, mapping)
+            groups.append(new)
+            report += ['  group %d: %s -> %s' % (index, old, renamed)
+                       for old, renamed in changes]
+            conflicts += ['  group %d: %s would get two values'
+                          % (index, key) for key in clash]
+        if conflicts:
+            refused += 1
+            print('%s (%s): left alone, the renames collide:'
+                  % (profile.name, profile.uuid))
+            print('\n'.join(conflicts))
+            continue
+        if not report:
+            continue
+        changed += 1
+        print('%s (%s):' % (profile.name, profile.uuid))
+        print('\n'.join(report))
+        if CONF.category.apply:
+            profile.groups = groups
+            profile.save(ctx)
+    verb = 'changed' if CONF.category.apply else 'would change'
+    print('%d device profile(s) %s, %d refused.' % (changed, verb, refused))
+    if changed and not CONF.category.apply:
+        print('Nothing was written; run again with --apply to write.')
+    return 1 if refused else 0
+
+
+def _add_parsers(subparsers):
+    parser = subparsers.add_parser(
+        'device-profile', help='Work on stored device profiles.')
+    actions = parser.add_subparsers(dest='action', required=True)
+    migrate = actions.add_parser(
+        'migrate', help='Rename traits and resource classes in profiles.')
+    migrate.add_argument(
+        '--map', action='append', required=True, metavar='OLD=NEW',
+        help='A trait or resource class name and its replacement; repeat '
+             'for several.')
+    migrate.add_argument(
+        '--apply', action='store_true',
+        help='Write the changes; without it, only report them.')
+    migrate.set_defaults(func=_migrate)
+
+
+_CATEGORY = cfg.SubCommandOpt('category', title='Commands',
+                              handler=_add_parsers)
+
+
+def main(argv=None):
+    CONF.register_cli_opt(_CATEGORY)
+    startup.prepare_service(sys.argv if argv is None else argv)
+    return CONF.category.func()
