@@ -38,6 +38,9 @@ VERSIONS = (
     ('2.4', 'limit, marker, sort_key and sort_dir page every list, which '
             'ends with a next link; accelerator request lists filter on '
             'state, hostname and device_rp_uuid.'),
+    ('2.5', 'PATCH /v2/device_profiles/{uuid} changes a profile\'s '
+            'description and groups; POST .../enable and .../disable; '
+            'profiles show enabled.'),
 )
 
 
@@ -66,6 +69,7 @@ PROJECT_ID_IN_BIND = Version(2, 1)
 PROFILE_BY_NAME = Version(2, 2)
 DEVICE_STATUS = Version(2, 3)
 PAGING = Version(2, 4)
+PROFILE_LIFECYCLE = Version(2, 5)
 
 
 def _refuse(text):

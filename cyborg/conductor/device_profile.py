@@ -9,10 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Device profile workflows: store and delete profiles."""
+"""Device profile workflows: store, change and delete profiles."""
 
 from oslo_log import log
 
+from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import device_profile
 
 LOG = log.getLogger(__name__)
@@ -29,3 +31,34 @@ def delete(context, uuids, names):
     device_profile.DeviceProfile.destroy_many(context, uuids=uuids,
                                               names=names)
     LOG.info('Deleted device profiles %s', sorted(set(uuids) | set(names)))
+
+
+#: What an update may change. The name stays: flavors refer to it.
+UPDATABLE = ('description', 'groups', 'enabled')
+
+
+def update(context, uuid, values):
+    """Change a profile's description, groups or enabled flag.
+
+    Accelerator requests made from it keep the group they copied when
+    they were created; a disabled profile makes no new ones.
+
+    :raises InvalidParameterValue: ``values`` names another field.
+    :raises DeviceProfileNotFound: there is no profile ``uuid``.
+    """
+    others = sorted(set(values) - set(UPDATABLE))
+    if others:
+        raise exception.InvalidParameterValue(
+            name=', '.join(others),
+            reason=_('a device profile update changes only %s') %
+            ', '.join(UPDATABLE))
+    profile = device_profile.DeviceProfile.get_by_uuid(context, uuid)
+    changed = sorted(field for field, value in values.items()
+                     if profile[field] != value)
+    for field in changed:
+        profile[field] = values[field]
+    profile.save(context)
+    LOG.info('Updated device profile %(name)s (%(uuid)s): %(fields)s',
+             {'name': profile.name, 'uuid': profile.uuid,
+              'fields': ', '.join(changed) or 'nothing changed'})
+    return profile

@@ -32,7 +32,7 @@ LOG = log.getLogger(__name__)
 class ConductorManager:
     """The conductor's RPC endpoint."""
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -58,6 +58,10 @@ class ConductorManager:
     @rpc.expected_exceptions(exception.CyborgException)
     def device_profiles_delete(self, context, uuids, names):
         device_profile.delete(context, uuids, names)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def device_profile_update(self, context, uuid, values):
+        return device_profile.update(context, uuid, values)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def arq_create(self, context, device_profile_name, project_id):

@@ -21,12 +21,15 @@ History:
   device_profiles_delete; arq_create, arq_apply_patch, arq_delete;
   device_set_status; deployable_program; attribute_create,
   attribute_delete.
+* 1.1 - device_profile_update.
 """
 
 import oslo_messaging as messaging
 
 from cyborg.common import rpc
 import cyborg.conf
+from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import base as objects_base
 
 CONF = cyborg.conf.CONF
@@ -37,7 +40,7 @@ TOPIC = 'cyborg-conductor'
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -75,6 +78,21 @@ class ConductorAPI:
         """Delete profiles by uuid and name, all or none."""
         return self._call(context, '1.0', 'device_profiles_delete',
                           uuids=list(uuids), names=list(names))
+
+    def device_profile_update(self, context, uuid, values):
+        """Change a profile's description, groups or enabled flag.
+
+        :param values: {field: new value}, already validated.
+        :returns: the updated DeviceProfile.
+        :raises ServiceUnavailable: ``[upgrade_levels] conductor`` holds
+            the conductors below 1.1 during a rolling upgrade.
+        """
+        if not self.client.can_send_version('1.1'):
+            raise exception.ServiceUnavailable(reason=_(
+                'device profiles can be changed once every conductor is '
+                'upgraded ([upgrade_levels] conductor is below 1.1)'))
+        return self._call(context, '1.1', 'device_profile_update',
+                          uuid=uuid, values=values)
 
     def arq_create(self, context, device_profile_name, project_id):
         """Create the ARQs a profile asks for; returns them."""

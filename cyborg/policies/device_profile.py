@@ -17,6 +17,9 @@ GET_ALL = 'cyborg:device_profile:get_all'
 GET_ONE = 'cyborg:device_profile:get_one'
 CREATE = 'cyborg:device_profile:create'
 DELETE = 'cyborg:device_profile:delete'
+UPDATE = 'cyborg:device_profile:update'
+ENABLE = 'cyborg:device_profile:enable'
+DISABLE = 'cyborg:device_profile:disable'
 
 PATH = '/v2/device_profiles'
 
@@ -35,5 +38,21 @@ def list_rules():
         base.rule(DELETE, base.ADMIN, 'Delete device profiles.',
                   [('DELETE', PATH + '/{device_profile_uuid_or_name}'),
                    ('DELETE', PATH + '?value={names_or_uuids}')],
+                  base.LEGACY_ADMIN),
+        base.rule(UPDATE, base.ADMIN,
+                  'Change the description or the groups of a device '
+                  'profile (microversion 2.5).',
+                  [('PATCH', PATH + '/{device_profile_uuid_or_name}')],
+                  base.LEGACY_ADMIN),
+        base.rule(ENABLE, base.ADMIN,
+                  'Enable a device profile: accelerator requests may be '
+                  'created from it again (microversion 2.5).',
+                  [('POST', PATH + '/{device_profile_uuid_or_name}/enable')],
+                  base.LEGACY_ADMIN),
+        base.rule(DISABLE, base.ADMIN,
+                  'Disable a device profile: no accelerator request can be '
+                  'created from it (microversion 2.5).',
+                  [('POST',
+                    PATH + '/{device_profile_uuid_or_name}/disable')],
                   base.LEGACY_ADMIN),
     ]

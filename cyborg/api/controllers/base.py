@@ -18,11 +18,13 @@ attributes are declared. Requests are validated with JSON Schema
 """
 
 import datetime
+import inspect
 from urllib import parse
 
 import pecan
 from pecan import rest
 import webob
+from webob import exc
 from wsme.rest import json as wsme_json
 from wsme import types as wtypes
 
@@ -154,6 +156,22 @@ def collection(key, resource, objects, params, page, render=None):
     return body
 
 
+#: The controller methods of each HTTP method, as pecan routes them.
+_METHODS = (('GET', 'get_all'), ('GET', 'get_one'), ('POST', 'post'),
+            ('PATCH', 'patch'), ('DELETE', 'delete'))
+
+
+def _fits(func, count, exact=True):
+    """Whether a controller method takes ``count`` path arguments.
+
+    ``exact=False``: whether they are enough for it.
+    """
+    params = [p for p in inspect.signature(func).parameters.values()
+              if p.kind == p.POSITIONAL_OR_KEYWORD]
+    fewest = len([p for p in params if p.default is p.empty])
+    return fewest <= count and (not exact or count <= len(params))
+
+
 class CollectionController(rest.RestController):
     """``GET`` of a collection and of one member; subclasses fill in.
 
@@ -171,6 +189,38 @@ class CollectionController(rest.RestController):
     query = {}
     query_2_4 = {}
     sort_keys = ()
+
+    def _not_allowed(self, args):
+        """405 naming what the path of ``args`` serves (404: nothing)."""
+        given = len([a for a in args if a])
+        allowed = {method for method, name in _METHODS
+                   if hasattr(self, name) and
+                   _fits(getattr(self, name), given)}
+        for action, methods in self._custom_actions.items():
+            if given and args[-1] == action and _fits(getattr(self, action),
+                                                      given - 1):
+                allowed.update(methods)
+        if not allowed:
+            return exc.HTTPNotFound()
+        return exc.HTTPMethodNotAllowed(
+            headers={'Allow': ', '.join(sorted(allowed))})
+
+    @pecan.expose()
+    def _route(self, args, request=None):
+        """pecan's routing, with a 405 that says what the path allows.
+
+        A path short of an argument its method needs is refused too:
+        pecan would call the method without it and fail (a 500).
+        """
+        try:
+            controller, remainder = super()._route(args, request)
+        except exc.HTTPMethodNotAllowed:
+            # pecan's Allow names what any path of the collection allows.
+            raise self._not_allowed(args)
+        if not _fits(controller, len([r for r in remainder if r]),
+                     exact=False):
+            raise self._not_allowed(args)
+        return controller, remainder
 
     def _target(self, ctx, obj=None):
         """The policy target: the owner of ``obj`` (by default none)."""

@@ -9,12 +9,14 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Device profile requests: JSON Schemas and the group rules.
+"""Device profile requests: JSON Schemas, the group rules and patches.
 
 A group is a dict of ``resources:<RC>`` (a positive amount), ``trait:<T>``
 (``required`` or ``forbidden``) and ``accel:<key>`` entries. Resource class
 and trait names may be written in lower case with hyphens: they are stored
-upper case with underscores. Whitespace after a prefix is dropped.
+upper case with underscores. Whitespace after a prefix is dropped. A
+PATCH (2.5) replaces the description or the groups as a whole, under the
+same rules as a create.
 """
 
 import re
@@ -47,13 +49,16 @@ _group = {
                       'maxLength': 255},
 }
 
+_description = {'type': ['string', 'null'], 'maxLength': 255}
+_groups = {'type': 'array', 'minItems': 1, 'items': _group}
+
 _profile = {
     'type': 'object',
     'properties': {
         'name': parameter_types.name,
         'uuid': parameter_types.uuid,
-        'description': {'type': ['string', 'null'], 'maxLength': 255},
-        'groups': {'type': 'array', 'minItems': 1, 'items': _group},
+        'description': _description,
+        'groups': _groups,
     },
     'required': ['name', 'groups'],
     'additionalProperties': False,
@@ -65,6 +70,27 @@ create = {
         {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': _profile},
         _profile,
     ],
+}
+
+#: What a PATCH may change, and the schema of the new value.
+_PATCHABLE = {'/description': _description, '/groups': _groups}
+
+#: PATCH body (2.5): JSON Patch operations; see :func:`patch_values`.
+patch = {
+    'type': 'array', 'minItems': 1,
+    'items': {
+        'type': 'object',
+        'properties': {
+            'op': {'type': 'string', 'enum': ['add', 'replace', 'remove']},
+            'path': {'type': 'string'},
+            'value': {},
+        },
+        'required': ['op', 'path'],
+        'additionalProperties': False,
+        'allOf': [{'if': {'properties': {'path': {'const': path}}},
+                   'then': {'properties': {'value': value}}}
+                  for path, value in _PATCHABLE.items()],
+    },
 }
 
 list_query = {'name': {'type': 'string', 'minLength': 1}}
@@ -188,3 +214,60 @@ def profile_from_body(body):
         profile['uuid'] = profile['uuid'].lower()
     profile['groups'] = normalize_groups(profile['groups'])
     return profile
+
+
+#: What a PATCH may not change, and why.
+_FIXED = {
+    '/name': _('a device profile keeps its name: flavors refer to it by '
+               'name'),
+    '/uuid': _('a device profile keeps its uuid'),
+    '/enabled': _('a device profile is enabled and disabled with POST '
+                  '/v2/device_profiles/{uuid}/enable and .../disable'),
+}
+
+
+def patch_values(operations):
+    """The changes a PATCH body asks for, checked and normalised.
+
+    ``add`` and ``replace`` set the whole value (JSON Patch's ``add`` of
+    a member that exists replaces it); ``remove`` clears the description.
+    The groups follow the rules of a create.
+
+    :param operations: a body valid under :data:`patch` (which checks
+        the values).
+    :returns: {'description': ..., 'groups': [...]}, with the fields the
+        operations change.
+    :raises InvalidParameterValue: an operation changes something else,
+        changes a field twice, or gives a value that breaks the rules.
+    """
+    values = {}
+    for index, operation in enumerate(operations):
+        path = operation['path']
+        where = _('field %d') % index
+        if path in _FIXED:
+            raise exception.InvalidParameterValue(name=where + '/path',
+                                                  reason=_FIXED[path])
+        if path not in _PATCHABLE:
+            raise exception.InvalidParameterValue(
+                name=where + '/path', reason=_(
+                    '%s is not one of the fields a patch changes: %s') % (
+                    path, ', '.join(sorted(_PATCHABLE))))
+        field = path[1:]
+        if field in values:
+            raise exception.InvalidParameterValue(
+                name=where + '/path', reason=_('%s is changed twice') % path)
+        if operation['op'] == 'remove':
+            if path != '/description':
+                raise exception.InvalidParameterValue(
+                    name=where + '/op',
+                    reason=_('a device profile cannot be without %s') % path)
+            values[field] = None
+            continue
+        if 'value' not in operation:
+            raise exception.InvalidParameterValue(
+                name=where + '/value',
+                reason=_('%s needs a value') % operation['op'])
+        values[field] = operation['value']
+    if 'groups' in values:
+        values['groups'] = normalize_groups(values['groups'])
+    return values

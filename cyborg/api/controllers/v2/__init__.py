@@ -12,14 +12,18 @@
 """Version 2 of the API: the whole HTTP surface.
 
 Every route, also served without the ``/v2`` prefix (a test walks the
-controllers and compares them with this list)::
+controllers and compares them with this list; the PATCH, enable and
+disable of device profiles need microversion 2.5)::
 
     GET    /v2
     GET    /v2/device_profiles
     POST   /v2/device_profiles
     DELETE /v2/device_profiles
     GET    /v2/device_profiles/{uuid_or_name}
+    PATCH  /v2/device_profiles/{uuid_or_name}
     DELETE /v2/device_profiles/{uuid_or_name}
+    POST   /v2/device_profiles/{uuid_or_name}/enable
+    POST   /v2/device_profiles/{uuid_or_name}/disable
     GET    /v2/accelerator_requests
     POST   /v2/accelerator_requests
     PATCH  /v2/accelerator_requests

@@ -9,10 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""``/v2/device_profiles``: named sets of accelerator requirements."""
+"""``/v2/device_profiles``: named sets of accelerator requirements.
+
+From 2.5 a profile's description and groups may be changed (PATCH) and a
+profile may be disabled, so that no accelerator request is made from it,
+and enabled again.
+"""
 
 from oslo_utils import uuidutils
 import pecan
+from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
@@ -30,7 +36,7 @@ COLLECTION = 'device_profiles'
 
 
 class DeviceProfile(base.Resource):
-    """A device profile as the API shows it."""
+    """A device profile as the API shows it; ``enabled`` from 2.5."""
 
     _collection = COLLECTION
 
@@ -38,9 +44,17 @@ class DeviceProfile(base.Resource):
     name = wtypes.text
     description = wtypes.text
     groups = base.ListOfStringDicts
+    enabled = bool
     created_at = base.Timestamp
     updated_at = base.Timestamp
     links = [base.Link]
+
+    @classmethod
+    def field_names(cls, version):
+        names = super().field_names(version)
+        if version < microversion.PROFILE_LIFECYCLE:
+            names.remove('enabled')
+        return names
 
 
 def _split(ident):
@@ -49,6 +63,12 @@ def _split(ident):
     uuids = [v.lower() for v in values if uuidutils.is_uuid_like(v)]
     names = [v for v in values if not uuidutils.is_uuid_like(v)]
     return uuids, names
+
+
+def _lifecycle_version(not_before_2_5):
+    """Refuse a call of 2.5 below 2.5 with what answered it before."""
+    if base.version() < microversion.PROFILE_LIFECYCLE:
+        raise not_before_2_5
 
 
 class DeviceProfilesController(base.CollectionController):
@@ -60,6 +80,8 @@ class DeviceProfilesController(base.CollectionController):
     show_rule = rules.GET_ONE
     query = schema.list_query
     sort_keys = schema.SORT_KEYS
+    # POST /v2/device_profiles/{uuid_or_name}/enable and .../disable.
+    _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
 
     def _filters(self, ctx, params):
         """``name=a,b`` keeps the profiles with exactly one of the names."""
@@ -107,4 +129,47 @@ class DeviceProfilesController(base.CollectionController):
         uuids, names = _split(ident)
         base.conductor().device_profiles_delete(ctx, uuids=uuids,
                                                 names=names)
+        return base.empty(204)
+
+    def _authorized(self, rule):
+        """The request's context, allowed ``rule``; no query allowed."""
+        ctx = base.context()
+        policy.authorize(ctx, rule, {})
+        validation.query(pecan.request, parameter_types.no_query)
+        return ctx
+
+    def _update(self, ctx, ident, values):
+        """Have the conductor apply ``values`` to a profile."""
+        profile = self._find(ctx, ident)
+        return base.conductor().device_profile_update(ctx, profile.uuid,
+                                                      values)
+
+    @pecan.expose('json')
+    def patch(self, ident):
+        """Change the description or groups (2.5); 200 with the profile."""
+        _lifecycle_version(exc.HTTPMethodNotAllowed(
+            headers={'Allow': 'DELETE, GET'}))
+        ctx = self._authorized(rules.UPDATE)
+        values = schema.patch_values(validation.body(pecan.request,
+                                                     schema.patch))
+        return DeviceProfile.render(self._update(ctx, ident, values),
+                                    base.version())
+
+    @pecan.expose('json')
+    def enable(self, ident):
+        """Let accelerator requests be made from the profile (2.5); 204."""
+        _lifecycle_version(exc.HTTPNotFound())
+        self._update(self._authorized(rules.ENABLE), ident,
+                     {'enabled': True})
+        return base.empty(204)
+
+    @pecan.expose('json')
+    def disable(self, ident):
+        """Make no more accelerator requests from the profile (2.5); 204.
+
+        Requests made from it already keep their accelerators.
+        """
+        _lifecycle_version(exc.HTTPNotFound())
+        self._update(self._authorized(rules.DISABLE), ident,
+                     {'enabled': False})
         return base.empty(204)

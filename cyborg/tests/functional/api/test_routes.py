@@ -66,6 +66,12 @@ def _routes_of(collection, controller):
         required = [p for p in params if p.default is p.empty]
         for count in range(len(required), len(params) + 1):
             routes.add((name, prefix + shapes[count]))
+    # pecan's custom actions: POST /{collection}/{uuid}/<action>.
+    for action, methods in getattr(controller, '_custom_actions',
+                                   {}).items():
+        params = inspect.signature(getattr(controller, action)).parameters
+        for name in methods:
+            routes.add((name, prefix + '/{}' * len(params) + '/{action}'))
     return routes
 
 
@@ -113,6 +119,8 @@ class TestRolelessCaller(APITestCase):
         self.bodies = {
             ('POST', 'device_profiles'): [{'name': 'x', 'groups': [
                 {'resources:FPGA': '1'}]}],
+            ('PATCH', 'device_profiles'): [{
+                'op': 'replace', 'path': '/description', 'value': 'x'}],
             ('POST', 'accelerator_requests'): {
                 'device_profile_name': profile.name},
             ('PATCH', 'accelerator_requests'): {arq.uuid: [
@@ -138,9 +146,11 @@ class TestRolelessCaller(APITestCase):
         if query:
             url += '?' + query
         url = prefix + url[len('/v2'):]
+        # The newest microversion, for the routes added by later ones.
         request = webob.Request.blank(url, method=method, headers={
             'X-Roles': '', 'X-Project-Id': 'roleless',
-            'Accept': 'application/json'})
+            'Accept': 'application/json',
+            'OpenStack-API-Version': 'accelerator latest'})
         body = self.bodies.get((method, collection))
         if body is not None:
             request.body = json.dumps(body).encode()
@@ -164,6 +174,28 @@ class TestRolelessCaller(APITestCase):
         self.assertEqual(200, self._request('GET', '/v2').status_int)
         self.assertEqual(200,
                          self._request('GET', '/v2', prefix='').status_int)
+
+
+class TestShortPaths(APITestCase):
+    """A path short of an argument its method needs is no 500."""
+
+    def test_every_method_on_every_prefix_of_a_route(self):
+        uuid = '1b2c3d4e-0000-4000-8000-000000000000'
+        prefixes = set()
+        for _method, path in documented_routes():
+            parts = re.sub(r'\{[a-z_]+\}', uuid, path).split('/')
+            prefixes |= {'/'.join(parts[:end])
+                         for end in range(2, len(parts) + 1)}
+        for url in sorted(prefixes):
+            for method in ('GET', 'POST', 'PATCH', 'DELETE'):
+                request = webob.Request.blank(url, method=method, headers={
+                    'Accept': 'application/json',
+                    'OpenStack-API-Version': 'accelerator latest'})
+                response = request.get_response(self.app)
+                self.assertLess(response.status_int, 500,
+                                '%s %s: %s' % (method, url, response.body))
+                if response.status_int == 405:
+                    self.assertTrue(response.headers.get('Allow'), url)
 
 
 class TestMountedUnderAPrefix(APITestCase):

@@ -138,6 +138,22 @@ class TestSamples(test_routes.APITestCase):
         self.call('DELETE', '/v2/device_profiles/' + PROFILE_UUID,
                   status=204)
 
+    def test_device_profile_lifecycle(self):
+        self.call('POST', '/v2/device_profiles',
+                  request='device_profiles/device_profile-create-req.json',
+                  status=201)
+        self.call('PATCH', '/v2/device_profiles/' + PROFILE_UUID,
+                  'device_profiles/device_profile-update-resp.json',
+                  request='device_profiles/device_profile-update-req.json',
+                  version='2.5')
+        self.call('POST', '/v2/device_profiles/%s/disable' % PROFILE_UUID,
+                  status=204, version='2.5')
+        self.call('GET', '/v2/device_profiles/' + PROFILE_UUID,
+                  'device_profiles/device_profile-show-2.5-resp.json',
+                  version='2.5')
+        self.call('POST', '/v2/device_profiles/%s/enable' % PROFILE_UUID,
+                  status=204, version='2.5')
+
     def test_accelerator_requests(self):
         self.call('POST', '/v2/device_profiles',
                   request='device_profiles/device_profile-create-req.json',
