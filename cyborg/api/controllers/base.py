@@ -73,18 +73,21 @@ class Resource(wtypes.Base):
 
     Fields are rendered in the order a subclass declares them, ``links``
     among them. ``_collection`` is the URL segment of its collection;
-    ``_bookmark`` adds an unversioned bookmark link. (WSME takes every
-    public class attribute for a field.)
+    ``_bookmark`` adds an unversioned bookmark link; ``_since`` maps the
+    fields added by a microversion to it. (WSME takes every public class
+    attribute for a field.)
     """
 
     _collection = None
     _bookmark = False
+    _since = {}
 
     @classmethod
     def field_names(cls, version):
         """Fields copied from the object at ``version`` (not links)."""
         return [attr.key for attr in wtypes.list_attributes(cls)
-                if attr.key != 'links']
+                if attr.key != 'links' and
+                version >= cls._since.get(attr.key, version)]
 
     @classmethod
     def render(cls, obj, version, **extra):

@@ -33,6 +33,7 @@ class Device(base.Resource):
     """A device as the API shows it; ``status`` from 2.3."""
 
     _collection = COLLECTION
+    _since = {'status': microversion.DEVICE_STATUS}
 
     uuid = wtypes.text
     type = wtypes.text
@@ -45,13 +46,6 @@ class Device(base.Resource):
     links = [base.Link]
     created_at = base.Timestamp
     updated_at = base.Timestamp
-
-    @classmethod
-    def field_names(cls, version):
-        names = super().field_names(version)
-        if version < microversion.DEVICE_STATUS:
-            names.remove('status')
-        return names
 
 
 class DevicesController(base.CollectionController):

@@ -39,6 +39,7 @@ class DeviceProfile(base.Resource):
     """A device profile as the API shows it; ``enabled`` from 2.5."""
 
     _collection = COLLECTION
+    _since = {'enabled': microversion.PROFILE_LIFECYCLE}
 
     uuid = wtypes.text
     name = wtypes.text
@@ -48,13 +49,6 @@ class DeviceProfile(base.Resource):
     created_at = base.Timestamp
     updated_at = base.Timestamp
     links = [base.Link]
-
-    @classmethod
-    def field_names(cls, version):
-        names = super().field_names(version)
-        if version < microversion.PROFILE_LIFECYCLE:
-            names.remove('enabled')
-        return names
 
 
 def _split(ident):
