@@ -36,5 +36,18 @@ git ls-files '*.sh' '.ci/run' 'devstack/*' \
     | xargs -r bashate -v --error E005,E042,E043
 doc8 doc/source api-ref/source releasenotes/source README.md
 
+# RabbitMQ queues are named after RPC topics whatever the exchange, so two
+# test runs on one broker would answer each other's calls: give this run a
+# virtual host of its own when rabbitmqctl can make one.
+if [ -z "${CYBORG_TEST_RABBIT_URL:-}" ] && command -v rabbitmqctl >/dev/null \
+        && vhost="cyborg-test-$$" \
+        && rabbitmqctl -q add_vhost "$vhost" >/dev/null 2>&1; then
+    rabbitmqctl -q set_permissions -p "$vhost" guest '.*' '.*' '.*' \
+        >/dev/null
+    trap 'rabbitmqctl -q delete_vhost "$vhost" >/dev/null 2>&1' EXIT
+    export CYBORG_TEST_RABBIT_URL="rabbit://guest:guest@127.0.0.1:5672/$vhost"
+    echo "== RabbitMQ virtual host $vhost for this run"
+fi
+
 echo "== unit and functional tests"
 pytest -p no:cacheprovider cyborg/tests "$@"

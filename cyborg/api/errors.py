@@ -75,8 +75,10 @@ def response_for(exc):
         status, message = exc.status_int, exc.detail or exc.explanation
     else:
         status = status_of(exc)
-        if status == 500:
+        if not isinstance(exc, exception.CyborgException):
             LOG.exception('Unexpected error while serving a request')
+        elif status >= 500:
+            LOG.error('Request failed: %s', exc.message)
         message = message_of(exc)
     response = webob.Response(status=status, body=fault_body(status,
                                                              message),

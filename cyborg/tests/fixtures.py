@@ -84,6 +84,41 @@ class Conductor(fixtures.Fixture):
         self.addCleanup(self.service.stop)
 
 
+class Policy(fixtures.Fixture):
+    """A fresh policy enforcer on its own parsed configuration.
+
+    The enforcer needs a parsed configuration to look for policy files;
+    a private one keeps tests independent of the global CONF. ``conf``
+    takes [oslo_policy] overrides (call ``policy.reset()`` after them).
+    """
+
+    def _setUp(self):
+        from cyborg import policy
+
+        self.conf = cfg.ConfigOpts()
+        self.conf([], project='cyborg', default_config_files=[])
+        policy.reset()
+        policy.init(self.conf)
+        self.addCleanup(policy.reset)
+
+
+class API(fixtures.Fixture):
+    """The cyborg-api WSGI application, with noauth and a fresh policy.
+
+    It needs the Database, RPC and Conductor fixtures (in that order)
+    first. ``app`` is the application.
+    """
+
+    def _setUp(self):
+        # Imported here: only API tests need pecan and the controllers.
+        from cyborg.api import app
+
+        self.useFixture(Policy())
+        CONF.set_override('auth_strategy', 'noauth', group='api')
+        self.addCleanup(CONF.clear_override, 'auth_strategy', group='api')
+        self.app = app.setup_app()
+
+
 class StandInTool(fixtures.Fixture):
     """An executable standing in for a vendor tool such as ``fpgaconf``.
 
@@ -175,38 +210,3 @@ class StandInConductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         server.start()
         self.addCleanup(server.stop)
-
-
-class Policy(fixtures.Fixture):
-    """A fresh policy enforcer on its own parsed configuration.
-
-    The enforcer needs a parsed configuration to look for policy files;
-    a private one keeps tests independent of the global CONF. ``conf``
-    takes [oslo_policy] overrides (call ``policy.reset()`` after them).
-    """
-
-    def _setUp(self):
-        from cyborg import policy
-
-        self.conf = cfg.ConfigOpts()
-        self.conf([], project='cyborg', default_config_files=[])
-        policy.reset()
-        policy.init(self.conf)
-        self.addCleanup(policy.reset)
-
-
-class API(fixtures.Fixture):
-    """The cyborg-api WSGI application, with noauth and a fresh policy.
-
-    It needs the Database, RPC and Conductor fixtures (in that order)
-    first. ``app`` is the application.
-    """
-
-    def _setUp(self):
-        # Imported here: only API tests need pecan and the controllers.
-        from cyborg.api import app
-
-        self.useFixture(Policy())
-        CONF.set_override('auth_strategy', 'noauth', group='api')
-        self.addCleanup(CONF.clear_override, 'auth_strategy', group='api')
-        self.app = app.setup_app()

@@ -30,8 +30,8 @@ import time
 
 from cyborg.agent import resource_tracker
 import cyborg.conf
+from cyborg.demo import sysfs
 from cyborg.drivers import base as drivers_base
-from cyborg.tests import sysfs_tree
 
 CONF = cyborg.conf.CONF
 DRIVERS = ['intel_fpga_driver', 'intel_qat_driver', 'intel_nic_driver',
@@ -69,7 +69,7 @@ def main():
     CONF([], project='cyborg')
     with tempfile.TemporaryDirectory() as root:
         started = time.perf_counter()
-        sysfs_tree.build(root, host_description())
+        sysfs.build(root, host_description())
         built = time.perf_counter() - started
         CONF.set_override('sysfs_root', root, group='agent')
         CONF.set_override('enabled_vgpu_types', ['nvidia-222'],

@@ -34,12 +34,15 @@ class TestStatus(base.TestCase):
                     uuid='u', state='s', allowed='a'), 409),
                 (exception.AcceleratorRequestsUnresolved(instance='i'), 423),
                 (exception.ServiceUnavailable(reason='r'), 503),
+                (exception.ProgrammingFailed(deployable='d', reason='r'),
+                 502),
                 (exception.CyborgException(), 500),
                 (ValueError(), 500)):
             self.assertEqual(status, errors.status_of(exc), repr(exc))
 
     def test_every_family_is_mapped(self):
-        families = [cls for cls in exception.CyborgException.__subclasses__()]
+        # A new direct subclass of CyborgException needs a row.
+        families = exception.CyborgException.__subclasses__()
         mapped = {family for family, _status in errors.STATUS_BY_FAMILY}
         self.assertEqual(set(families), mapped)
 
@@ -54,6 +57,13 @@ class TestBody(base.TestCase):
         fault = _fault(errors.fault_body(404, 'gone'))
         self.assertEqual({'faultcode': 'Client', 'faultstring': 'gone',
                           'debuginfo': None}, fault)
+
+    def test_host_failure_says_why(self):
+        response = errors.response_for(exception.ProgrammingFailed(
+            deployable='d1', reason='fpgaconf exited with 1'))
+        self.assertEqual(502, response.status_int)
+        self.assertIn('fpgaconf exited with 1',
+                      _fault(response.body)['faultstring'])
 
     def test_server_error_hides_details(self):
         response = errors.response_for(RuntimeError('secret detail'))
