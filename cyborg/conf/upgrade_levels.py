@@ -30,8 +30,9 @@ Highest conductor RPC API version that clients send.
 
 Set it on cyborg-api and cyborg-agent services while some conductors still
 run the previous release, so that no conductor receives a call it does not
-know. The value is a version number such as ``2.1`` or a release alias known
-to this release of Cyborg. When unset, the newest version is sent.
+know. The value is an RPC API version number such as ``1.0`` (release names
+are not accepted); a call that needs a newer version than the cap fails.
+When unset, the newest version is sent.
 """),
     cfg.StrOpt(
         'agent',
@@ -39,9 +40,10 @@ to this release of Cyborg. When unset, the newest version is sent.
 Highest agent RPC API version that clients send.
 
 Set it on conductors while some cyborg-agent services still run the
-previous release; upgrade conductors before agents. The value is a version
-number such as ``2.1`` or a release alias known to this release of Cyborg.
-When unset, the newest version is sent.
+previous release; upgrade conductors before agents. The value is an RPC API
+version number such as ``1.0`` (release names are not accepted); a call that
+needs a newer version than the cap fails. When unset, the newest version is
+sent.
 """),
 ]
 

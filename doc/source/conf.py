@@ -19,6 +19,10 @@ extensions = [
     # Used by the configuration and policy reference pages.
     'oslo_config.sphinxext',
     'oslo_policy.sphinxext',
+    # Write the configuration and policy samples at build time; they are
+    # never committed (see .gitignore).
+    'oslo_config.sphinxconfiggen',
+    'oslo_policy.sphinxpolicygen',
 ]
 
 source_suffix = '.rst'
@@ -32,6 +36,15 @@ copyright = '2025, OpenStack Foundation'
 nitpicky = True
 add_module_names = False
 pygments_style = 'native'
+
+# -- Generated samples -------------------------------------------------------
+
+# Paths are relative to this directory, so the build works from any working
+# directory. The samples land in _static/, included by the sample pages.
+config_generator_config_file = '../../etc/cyborg/cyborg-config-generator.conf'
+sample_config_basename = '_static/cyborg'
+policy_generator_config_file = '../../etc/cyborg/cyborg-policy-generator.conf'
+sample_policy_basename = '_static/cyborg'
 
 # -- openstackdocstheme ------------------------------------------------------
 
