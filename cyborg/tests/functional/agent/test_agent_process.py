@@ -139,6 +139,11 @@ class TestAgentProcess(base.TestCase):
 
     @testtools.skipIf(test_hotplug.writable_pci_uevent() is None,
                       'needs root and a PCI device to announce')
+    @testtools.skipUnless(
+        os.environ.get('CYBORG_TEST_HOTPLUG_PROCESS'),
+        'set CYBORG_TEST_HOTPLUG_PROCESS=1: real kernel uevents from other '
+        'work on the machine make this process test unreliable; the '
+        'monitor itself is covered by unit/agent/test_hotplug.py')
     def test_hot_plugged_device_is_reported_at_once(self):
         conductor = self.useFixture(
             cyborg_fixtures.StandInConductor()).endpoint
