@@ -221,3 +221,50 @@ class PolicyNotAuthorized(Forbidden):
 
 class ServiceTokenRequired(Forbidden):
     msg_fmt = _("%(action)s requires a service token.")
+
+
+# --- hosts and their inventory (conductor/inventory.py) --------------------
+
+class HostNotFound(NotFound):
+    msg_fmt = _("Host %(host)s could not be found.")
+
+
+class InvalidHostReport(Invalid):
+    msg_fmt = _("Host %(host)s reported an invalid inventory: %(reason)s")
+
+
+class InventoryChanged(Conflict):
+    msg_fmt = _("The inventory of host %(host)s changed while a report was "
+                "applied (%(reason)s); the next report applies it again.")
+
+
+# --- ARQ binding (conductor bind workflow) --------------------------------
+
+class BindFailed(Conflict):
+    msg_fmt = _("Binding accelerator request %(uuid)s failed: %(reason)s")
+
+
+class UnbindFailed(HostFailure):
+    msg_fmt = _("Releasing accelerator request %(uuid)s failed: "
+                "%(reason)s; unbind it again to retry.")
+
+
+# --- Placement (conductor's Placement client) -----------------------------
+
+class PlacementUnavailable(ServiceUnavailable):
+    msg_fmt = _("Placement cannot be reached: %(reason)s")
+
+
+class PlacementRequestFailed(ServiceUnavailable):
+    msg_fmt = _("Placement refused %(method)s %(url)s with status "
+                "%(status)s: %(reason)s")
+
+
+class ResourceProviderExists(Conflict):
+    msg_fmt = _("Placement already has a resource provider named %(name)s "
+                "or with uuid %(uuid)s: %(reason)s")
+
+
+class ResourceProviderGenerationConflict(Conflict):
+    msg_fmt = _("Resource provider %(uuid)s kept changing while it was "
+                "updated; gave up after %(retries)d retries.")

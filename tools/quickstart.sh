@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Set up Cyborg on this machine with everything under one state directory.
+# Run a whole Cyborg on this machine and boot two simulated instances.
 #
-# Today it installs Cyborg into a virtualenv, writes a cyborg.conf and
-# builds the database schema on SQLite. Re-running it is safe: it reuses
-# the virtualenv and upgrades the schema in place.
+#   tools/quickstart.sh [start] [--rabbit URL [--db URL]]   (re)start, demo
+#   tools/quickstart.sh demo                                run the demo again
+#   tools/quickstart.sh status | stop
+#
+# "start" installs Cyborg and openstack-placement into a virtualenv, then
+# starts on 127.0.0.1, with every file under one state directory: the real
+# Placement on SQLite (port 8778), a local image service holding the demo
+# FPGA bitstream (9292) and Cyborg's API (6666, noauth), conductor and
+# agent. By default these three run in one cyborg-all-in-one process on
+# the fake:// transport and SQLite; with --rabbit they run as cyborg-api,
+# cyborg-conductor and cyborg-agent on RabbitMQ (and --db picks another
+# database). The agent serves a simulated host: two Intel FPGAs with VFs,
+# an NVIDIA GPU with vGPU types, a QAT card and the fake driver's device.
+# Then the Nova boot simulator (cyborg-nova-sim, events on port 8774) boots
+# an FPGA and a vGPU instance, prints their <hostdev> elements and deletes
+# them. The services keep running until "stop". Running it again is safe:
+# it stops what runs and starts afresh on the same databases.
 #
 # Environment: CYBORG_VENV (default .venvs/cyborg), CYBORG_STATE (default
 # .state), PYTHON (python3).
@@ -14,38 +28,44 @@ venv=${CYBORG_VENV:-.venvs/cyborg}
 state=$(mkdir -p "${CYBORG_STATE:-.state}" && cd "${CYBORG_STATE:-.state}" \
     && pwd)
 python=${PYTHON:-python3}
-conf=$state/cyborg.conf
 
-if [ ! -x "$venv/bin/python" ]; then
-    echo "== creating virtualenv $venv"
-    "$python" -m venv "$venv"
-fi
-echo "== installing Cyborg into $venv"
-"$venv/bin/python" -m pip install -q -U pip
-"$venv/bin/python" -m pip install -q -r requirements.txt
-"$venv/bin/python" -m pip install -q --no-deps -e .
+command=start
+case "${1:-}" in
+    start|demo|status|stop)
+        command=$1
+        shift
+        ;;
+esac
 
-if [ ! -f "$conf" ]; then
-    echo "== writing $conf"
-    cat > "$conf" <<CONF
-[DEFAULT]
-state_path = $state
-transport_url = fake://
-
-[database]
-connection = sqlite:///$state/cyborg.sqlite
-
-[api]
-auth_strategy = noauth
-CONF
+if [ "$command" = start ]; then
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "== creating virtualenv $venv"
+        "$python" -m venv "$venv"
+    fi
+    echo "== installing Cyborg and openstack-placement into $venv"
+    "$venv/bin/python" -m pip install -q -U pip
+    "$venv/bin/python" -m pip install -q -r requirements.txt \
+        'openstack-placement>=12.0.0'
+    "$venv/bin/python" -m pip install -q --no-deps -e .
+elif [ ! -x "$venv/bin/python" ]; then
+    echo "quickstart: run tools/quickstart.sh first" >&2
+    exit 1
 fi
 
-echo "== building the database schema"
-"$venv/bin/cyborg-dbsync" --config-file "$conf" upgrade
+"$venv/bin/python" -m cyborg.demo.quickstart --state "$state" \
+    "$command" "$@"
 
-cat <<DONE
-
-Cyborg is installed in $venv and configured in $conf.
-The database is $state/cyborg.sqlite, at schema revision $(
-    "$venv/bin/cyborg-dbsync" --config-file "$conf" version).
-DONE
+if [ "$command" = start ]; then
+    echo
+    echo "Cyborg runs with its state in $state (logs in $state/logs)."
+    echo "  API:       http://127.0.0.1:6666/v2 (noauth)"
+    echo "  Placement: http://127.0.0.1:8778 (token admin)"
+    echo "  Boot more: CYBORG_STATE=$state $venv/bin/cyborg-nova-sim boot" \
+        "--flavor-extra-spec accel:device_profile=demo-vgpu --name vm1"
+    echo "  CLI:       tools/setup-client-venvs.sh, then" \
+        ".venvs/osc-10.5.0/bin/openstack --os-auth-type none" \
+        "--os-endpoint http://127.0.0.1:6666/v2 accelerator device" \
+        "profile list"
+    echo "  Status:    tools/quickstart.sh status"
+    echo "  Stop:      tools/quickstart.sh stop"
+fi

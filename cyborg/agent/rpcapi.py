@@ -23,6 +23,8 @@ import oslo_messaging as messaging
 
 from cyborg.common import rpc
 import cyborg.conf
+from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import base as objects_base
 
 CONF = cyborg.conf.CONF
@@ -44,7 +46,14 @@ class AgentAPI:
     def _call(self, context, host, version, method, timeout=None, **kwargs):
         cctxt = self.client.prepare(server=host, version=version,
                                     timeout=timeout)
-        return cctxt.call(context, method, **kwargs)
+        try:
+            return cctxt.call(context, method, **kwargs)
+        except (messaging.MessagingTimeout,
+                messaging.MessageDeliveryFailure) as e:
+            raise exception.ServiceUnavailable(reason=_(
+                'the agent of host %(host)s did not answer %(method)s: '
+                '%(error)s') % {'host': host, 'method': method,
+                                'error': e}) from e
 
     def program(self, context, host, deployable_name, bitstream_id=None,
                 function_id=None, function_name=None, timeout=None):

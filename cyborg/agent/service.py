@@ -19,7 +19,6 @@ import socket
 import threading
 
 from oslo_log import log
-import oslo_messaging as messaging
 
 from cyborg.agent import hotplug
 from cyborg.agent import manager
@@ -39,7 +38,7 @@ LOG = log.getLogger(__name__)
 #: What the conductor answers while Placement does not know the host yet:
 #: it is not up, Placement is not reached, or the provider is not there.
 _NOT_YET = (exception.ResourceProviderNotFound,
-            exception.ServiceUnavailable, messaging.MessagingTimeout)
+            exception.ServiceUnavailable)
 
 
 def compute_node_name():
@@ -64,8 +63,12 @@ def wait_for_compute_node(conductor, stop=None):
     stop = stop or threading.Event()
     for attempt in range(1, attempts + 1):
         try:
-            rp_uuid = conductor.compute_node_rp(context, hostname=CONF.host,
-                                                rp_name=rp_name)
+            # A conductor that is not up yet never answers (a message sent
+            # before the broker has its queue is dropped): ask again after
+            # the interval rather than the whole RPC timeout.
+            rp_uuid = conductor.compute_node_rp(
+                context, hostname=CONF.host, rp_name=rp_name,
+                timeout=CONF.agent.placement_wait_interval)
         except _NOT_YET as e:
             LOG.warning('Waiting for Placement to know compute node '
                         'resource provider %(rp)s (attempt %(n)d of '

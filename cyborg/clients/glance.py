@@ -16,8 +16,8 @@ that group, so no cloud name or credential appears in code.
 """
 
 from glanceclient import client as glance_client
-from keystoneauth1 import loading as ks_loading
 
+from cyborg.clients import keystone
 from cyborg.conf import glance as glance_conf
 
 GROUP = glance_conf.glance_group.name
@@ -25,12 +25,8 @@ GROUP = glance_conf.glance_group.name
 
 def get_client(conf):
     """A Glance v2 client for the service's own credentials."""
-    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
-    session = ks_loading.load_session_from_conf_options(conf, GROUP,
-                                                        auth=auth)
-    adapter = ks_loading.load_adapter_from_conf_options(
-        conf, GROUP, session=session, auth=auth)
+    adapter = keystone.get_adapter(conf, GROUP)
     # The adapter finds the endpoint (endpoint_override, or the catalog
     # with the configured interfaces and region) once for the client.
-    return glance_client.Client('2', session=session,
+    return glance_client.Client('2', session=adapter.session,
                                 endpoint_override=adapter.get_endpoint())

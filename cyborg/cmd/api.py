@@ -31,11 +31,8 @@ import oslo_messaging as messaging
 
 from cyborg.api import app
 from cyborg.common import rpc
-from cyborg.common import service
-from cyborg.conductor import manager
-from cyborg.conductor import rpcapi
+from cyborg.conductor import service as conductor_service
 import cyborg.conf
-from cyborg.objects import base as objects_base
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -74,9 +71,8 @@ class APIWorker(cotyledon.Service):
         if _all_in_one(self.conf):
             LOG.warning('transport_url is fake://: serving the conductor '
                         'in this process too (development only)')
-            self.conductor = service.RPCService(
-                manager.ConductorManager(self.conf.host), rpcapi.TOPIC,
-                objects_base.CyborgObjectSerializer())
+            self.conductor = conductor_service.ConductorService(
+                self.conf.host)
             self.conductor.start()
         self.server = make_server(self.conf, app.setup_app(self.conf),
                                   shared=self.workers > 1)

@@ -13,13 +13,11 @@
 
 import sys
 
+from oslo_concurrency import processutils
 from oslo_service import service
 
-from cyborg.common import service as cyborg_service
-from cyborg.conductor import manager
-from cyborg.conductor import rpcapi
+from cyborg.conductor import service as conductor_service
 import cyborg.conf
-from cyborg.objects import base as objects_base
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -27,8 +25,7 @@ CONF = cyborg.conf.CONF
 
 def main(argv=None):
     startup.prepare_service(sys.argv if argv is None else argv)
-    server = cyborg_service.RPCService(
-        manager.ConductorManager(CONF.host), rpcapi.TOPIC,
-        objects_base.CyborgObjectSerializer())
-    launcher = service.launch(CONF, server, restart_method='mutate')
+    workers = CONF.conductor.workers or processutils.get_worker_count()
+    launcher = service.launch(CONF, conductor_service.ConductorService(),
+                              workers=workers, restart_method='mutate')
     launcher.wait()

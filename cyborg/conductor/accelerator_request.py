@@ -12,18 +12,16 @@
 """ARQ workflows: create from a profile, bind, unbind and delete.
 
 Binding is asynchronous: the RPC call validates the patch and moves the
-ARQs to BindStarted, then the conductor's executor claims an attach handle
-of the deployable behind the chosen resource provider and moves each ARQ
-to Bound or BindFailed.
+ARQs to BindStarted, then :mod:`cyborg.conductor.binding` finishes them in
+the conductor's executor. Unbind and delete release handles and mdevs here,
+in the RPC call.
 """
 
 from oslo_log import log
 
+from cyborg.conductor import binding
 from cyborg import exception
-from cyborg.i18n import _
 from cyborg.objects import accelerator_request as arq_obj
-from cyborg.objects import deployable as deployable_obj
-from cyborg.objects import device as device_obj
 from cyborg.objects import device_profile as profile_obj
 from cyborg import states
 
@@ -56,15 +54,17 @@ def create(context, device_profile_name, project_id):
     return arqs
 
 
-def start_binds(context, patch):
-    """Validate a bind/unbind patch and start it.
+def start_binds(context, patch, executor):
+    """Validate a bind/unbind patch, start the binds, do the unbinds.
 
     Every ARQ is checked before any changes, so a bad entry leaves all
-    of them as they were. Unbinds finish here; binds move to BindStarted
-    and the returned ARQs still need :func:`bind`.
+    of them as they were. Binds move to BindStarted and finish in the
+    background on ``executor``; unbinds finish here.
 
     :param patch: {arq_uuid: bind values or None to unbind}.
-    :returns: the ARQs to bind in the background.
+    :raises UnbindFailed: an unbind could not release its mdev (the other
+        entries are done; that ARQ is UnbindFailed and may be unbound
+        again).
     """
     arqs = {uuid: arq_obj.AcceleratorRequest.get_by_uuid(context, uuid)
             for uuid in patch}
@@ -76,55 +76,37 @@ def start_binds(context, patch):
                 allowed=', '.join(sorted(states.sources_of(target))))
     to_bind = []
     for uuid, values in patch.items():
-        arq = arqs[uuid]
-        if values is None:
-            arq.unbind(context)
-        else:
+        if values is not None:
+            arq = arqs[uuid]
             arq.update_state(context, states.BIND_STARTED, values=values,
                              expected=[arq.state])
             to_bind.append(arq)
-    return to_bind
-
-
-def _deployable_for(context, arq):
-    deployables = deployable_obj.Deployable.list(
-        context, filters={'rp_uuid': arq.device_rp_uuid})
-    if not deployables:
-        raise exception.InvalidParameterValue(
-            name='device_rp_uuid',
-            reason=_('no deployable has resource provider %s')
-            % arq.device_rp_uuid)
-    deployable = deployables[0]
-    device = device_obj.Device.get_by_id(context, deployable.device_id)
-    if device.hostname != arq.hostname:
-        raise exception.InvalidParameterValue(
-            name='device_rp_uuid',
-            reason=_('resource provider %(rp)s is on host %(other)s, not '
-                     '%(host)s') % {'rp': arq.device_rp_uuid,
-                                    'other': device.hostname,
-                                    'host': arq.hostname})
-    return deployable
-
-
-def bind(context, arq):
-    """Claim a handle for one BindStarted ARQ: Bound or BindFailed."""
-    try:
-        deployable = _deployable_for(context, arq)
-        arq.bind(context, deployable.id)
-    except exception.CyborgException as e:
-        LOG.warning('Binding accelerator request %(uuid)s failed: %(err)s',
-                    {'uuid': arq.uuid, 'err': e})
-        try:
-            arq.update_state(context, states.BIND_FAILED,
-                             expected=[states.BIND_STARTED])
-        except exception.CyborgException as e:
-            # Unbound or deleted meanwhile: nothing is left to fail.
-            LOG.info('Accelerator request %(uuid)s left alone: %(err)s',
-                     {'uuid': arq.uuid, 'err': e})
-    return arq
+    binding.submit(context, to_bind, executor)
+    unbind_failures = []
+    for uuid, values in patch.items():
+        if values is None:
+            try:
+                binding.unbind(context, arqs[uuid])
+            except exception.UnbindFailed as e:
+                unbind_failures.append(e)
+    if unbind_failures:
+        raise unbind_failures[0]
 
 
 def delete(context, uuids=None, instance_uuid=None):
+    """Delete ARQs, removing their mdevs first; handles are released."""
+    if uuids is not None:
+        arqs = arq_obj.AcceleratorRequest.list(context,
+                                               filters={'uuid': uuids})
+        missing = set(uuids) - {a.uuid for a in arqs}
+        if missing:
+            # Checked before any mdev goes: all or nothing.
+            raise exception.AcceleratorRequestNotFound(
+                uuid=', '.join(sorted(missing)))
+    else:
+        arqs = arq_obj.AcceleratorRequest.list(
+            context, filters={'instance_uuid': instance_uuid})
+    binding.remove_mdevs(context, arqs)
     arqs = arq_obj.AcceleratorRequest.destroy_many(
         context, uuids=uuids, instance_uuid=instance_uuid)
     LOG.info('Deleted accelerator requests %s', [a.uuid for a in arqs])

@@ -15,16 +15,23 @@ Each method hands its work to one workflow module. Keep the version and
 the methods in step with :mod:`cyborg.conductor.rpcapi`.
 """
 
+import os
+
 import futurist
 from oslo_log import log
 import oslo_messaging as messaging
 
+from cyborg.clients import placement
 from cyborg.common import rpc
 from cyborg.conductor import accelerator_request
 from cyborg.conductor import attribute as attribute_flow
+from cyborg.conductor import device as device_flow
 from cyborg.conductor import device_profile
+from cyborg.conductor import inventory
+from cyborg.conductor import placement_sync
+from cyborg.conductor import reconcile
+from cyborg.db import api as db_api
 from cyborg import exception
-from cyborg.i18n import _
 
 LOG = log.getLogger(__name__)
 
@@ -38,18 +45,41 @@ class ConductorManager:
 
     def __init__(self, host, executor=None):
         self.host = host
-        self._executor = executor or futurist.ThreadPoolExecutor(
+        self.executor = executor or futurist.ThreadPoolExecutor(
             max_workers=16)
+        self.reconciler = reconcile.Reconciler(lambda: self.owner)
+
+    @property
+    def owner(self):
+        """This process's name on host leases (workers fork after init)."""
+        return '%s:%d' % (self.host, os.getpid())
+
+    def _sync_placement(self, context, hostname):
+        """Sync the host with Placement now, or at the next periodic pass.
+
+        The database already holds the change, so a busy host or an
+        unreachable Placement only delays it.
+        """
+        try:
+            reconcile.sync(context, hostname, self.owner)
+        except (exception.HostLeaseHeld,
+                exception.PlacementUnavailable) as e:
+            LOG.warning('Placement sync of host %(host)s postponed to the '
+                        'next reconciliation: %(error)s',
+                        {'host': hostname, 'error': e})
+            self.reconciler.stale(hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def compute_node_rp(self, context, hostname, rp_name):
-        raise exception.ServiceUnavailable(
-            reason=_('Placement is not reached yet'))
+        rp_uuid = placement_sync.compute_node_rp(
+            placement.PlacementClient(), rp_name)
+        db_api.host_set_compute_rp(context, hostname, rp_uuid)
+        return rp_uuid
 
     @rpc.expected_exceptions(exception.CyborgException)
     def report_host(self, context, host_report):
-        raise exception.ServiceUnavailable(
-            reason=_('inventory reports are not accepted yet'))
+        inventory.apply_report(context, host_report, self.owner)
+        self._sync_placement(context, host_report.hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def device_profile_create(self, context, profile):
@@ -70,8 +100,7 @@ class ConductorManager:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def arq_apply_patch(self, context, patch):
-        for arq in accelerator_request.start_binds(context, patch):
-            self._executor.submit(accelerator_request.bind, context, arq)
+        accelerator_request.start_binds(context, patch, self.executor)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def arq_delete(self, context, uuids=None, instance_uuid=None):
@@ -80,13 +109,12 @@ class ConductorManager:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def device_set_status(self, context, device_uuid, status):
-        raise exception.ServiceUnavailable(
-            reason=_('device enable and disable are not available yet'))
+        device = device_flow.set_status(context, device_uuid, status)
+        self._sync_placement(context, device.hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def deployable_program(self, context, deployable_uuid, image_uuid):
-        raise exception.ServiceUnavailable(
-            reason=_('programming is not available yet'))
+        return device_flow.program(context, deployable_uuid, image_uuid)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def attribute_create(self, context, attribute):

@@ -36,6 +36,9 @@ CONF = cyborg.conf.CONF
 
 TOPIC = 'cyborg-conductor'
 
+#: Seconds a caller of deployable_program waits beyond the agent's time.
+PROGRAM_MARGIN = 30
+
 
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
@@ -49,19 +52,30 @@ class ConductorAPI:
             version_cap=CONF.upgrade_levels.conductor or
             self.RPC_API_VERSION)
 
-    def _call(self, context, version, method, **kwargs):
-        cctxt = self.client.prepare(version=version)
-        return cctxt.call(context, method, **kwargs)
+    def _call(self, context, version, method, timeout=None, **kwargs):
+        cctxt = self.client.prepare(version=version, timeout=timeout)
+        try:
+            return cctxt.call(context, method, **kwargs)
+        except (messaging.MessagingTimeout,
+                messaging.MessageDeliveryFailure) as e:
+            # No conductor answered: the caller may retry later, so this
+            # is the service being unavailable rather than a failure.
+            raise exception.ServiceUnavailable(reason=_(
+                'no conductor answered %(method)s: %(error)s') % {
+                    'method': method, 'error': e}) from e
 
-    def compute_node_rp(self, context, hostname, rp_name):
+    def compute_node_rp(self, context, hostname, rp_name, timeout=None):
         """The uuid of the compute node's resource provider in Placement.
 
         An agent asks this at start, before its first report, because it
         never talks to Placement itself.
 
+        :param timeout: seconds to wait for an answer; by default
+            ``[DEFAULT] rpc_response_timeout``.
         :raises ResourceProviderNotFound: Placement does not know it yet.
+        :raises ServiceUnavailable: no conductor answered in time.
         """
-        return self._call(context, '1.0', 'compute_node_rp',
+        return self._call(context, '1.0', 'compute_node_rp', timeout=timeout,
                           hostname=hostname, rp_name=rp_name)
 
     def report_host(self, context, host_report):
@@ -119,8 +133,13 @@ class ConductorAPI:
                           device_uuid=device_uuid, status=status)
 
     def deployable_program(self, context, deployable_uuid, image_uuid):
-        """Program an FPGA deployable; returns the updated Deployable."""
+        """Program an FPGA deployable; returns the updated Deployable.
+
+        The conductor gives the host's agent ``[DEFAULT] bind_timeout`` to
+        program, so the caller waits that long and a little more.
+        """
         return self._call(context, '1.0', 'deployable_program',
+                          timeout=CONF.bind_timeout + PROGRAM_MARGIN,
                           deployable_uuid=deployable_uuid,
                           image_uuid=image_uuid)
 

@@ -134,8 +134,10 @@ Related options:
         help="""
 Seconds between two start-up checks for the compute node in Placement.
 
-With the defaults the agent waits up to five minutes for nova-compute to
-register this host.
+It is also how long one check waits for a conductor's answer, so that an
+agent started together with the conductors is not held up by a question
+asked before they were listening. With the defaults the agent waits up to
+five minutes for nova-compute to register this host.
 
 Related options:
 

@@ -14,6 +14,7 @@
 Hardware: devices own a tree of deployables (parent_id and
 root_id point inside the same table), which carry attributes and
 attach_handles; controlpath_ids say how the host reaches a device.
+Hosts: one row per reporting host, with its inventory lease.
 Requests: device_profiles and the accelerator_requests made from them.
 The alembic migrations under cyborg/db/migrations must build exactly
 these tables; a test compares them on every engine.
@@ -59,6 +60,29 @@ class Device(BASE):
     status = sa.Column(sa.Enum(*states.DEVICE_STATUSES, name='device_status'),
                        nullable=False, default=states.DEVICE_ENABLED,
                        server_default=states.DEVICE_ENABLED)
+    # Set while the host no longer reports the device but an accelerator
+    # request still holds one of its attach handles; see
+    # cyborg.db.api.inventory_apply.
+    vanished_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class Host(BASE):
+    """A compute host whose agent reports devices.
+
+    The lease columns say which conductor reconciles the host's inventory
+    now; the row is created by the first lease or Placement sync.
+    """
+
+    __tablename__ = 'hosts'
+    __table_args__ = _table_args(
+        sa.UniqueConstraint('hostname', name='uniq_hosts0hostname'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    hostname = sa.Column(sa.String(255), nullable=False)
+    compute_rp_uuid = sa.Column(sa.String(36), nullable=True)
+    lease_owner = sa.Column(sa.String(255), nullable=True)
+    lease_expires_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class Deployable(BASE):

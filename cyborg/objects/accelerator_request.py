@@ -14,6 +14,7 @@
 from cyborg.db import api as db_api
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg import states
 
 
 @base.CyborgObjectRegistry.register
@@ -48,7 +49,10 @@ class AcceleratorRequest(base.PersistentObject):
     @classmethod
     def _from_db_object(cls, context, db_row, obj=None):
         obj = super()._from_db_object(context, db_row, obj=obj)
-        handle = db_row.attach_handle
+        # A handle claimed while the bind is still running is not the
+        # instance's yet: Nova sees it once the ARQ is Bound.
+        handle = (db_row.attach_handle if db_row.state == states.BOUND
+                  else None)
         obj.device_profile_name = db_row.device_profile.name
         obj.attach_handle_type = handle.attach_type if handle else ''
         obj.attach_handle_uuid = handle.uuid if handle else None
@@ -61,6 +65,12 @@ class AcceleratorRequest(base.PersistentObject):
         """Insert several ARQs in one transaction."""
         return cls._from_db_objects(
             context, db_api.arq_create_many(context, values_list))
+
+    @classmethod
+    def list_bind_started(cls, context, updated_before=None):
+        """The ARQs being bound (unchanged since ``updated_before``)."""
+        return cls._from_db_objects(context, db_api.arqs_bind_started(
+            context, updated_before=updated_before))
 
     @classmethod
     def destroy_many(cls, context, uuids=None, instance_uuid=None):
@@ -81,13 +91,18 @@ class AcceleratorRequest(base.PersistentObject):
                                       values=values, expected=expected)
         self._from_db_object(context, row, obj=self)
 
-    def bind(self, context, deployable_id, values=None):
-        """Claim a free handle of the deployable and become Bound."""
-        row = db_api.arq_bind(context, self.uuid, deployable_id,
-                              values=values)
-        self._from_db_object(context, row, obj=self)
-
     def unbind(self, context):
         """Release the handle and forget host, RP and instance."""
         self._from_db_object(context, db_api.arq_unbind(context, self.uuid),
                              obj=self)
+
+    def claim_handle(self, context, deployable_id):
+        """Claim a handle of the deployable; the ARQ stays BindStarted."""
+        self._from_db_object(
+            context, db_api.arq_claim_handle(context, self.uuid,
+                                             deployable_id), obj=self)
+
+    def fail_bind(self, context):
+        """Become BindFailed and release the claimed handle."""
+        self._from_db_object(
+            context, db_api.arq_bind_failed(context, self.uuid), obj=self)

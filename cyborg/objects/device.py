@@ -11,6 +11,8 @@
 # under the License.
 """Device: a physical card found on a host."""
 
+from oslo_utils import versionutils
+
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -18,7 +20,8 @@ from cyborg.objects import fields
 @base.CyborgObjectRegistry.register
 class Device(base.PersistentObject):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: vanished_at
+    VERSION = '1.1'
 
     _noun = 'device'
 
@@ -32,4 +35,12 @@ class Device(base.PersistentObject):
         'vendor_board_info': fields.StringField(nullable=True),
         'hostname': fields.StringField(),
         'status': fields.DeviceStatusField(default='enabled'),
+        # Set while the host no longer reports the device but an ARQ
+        # still holds one of its accelerators.
+        'vanished_at': fields.DateTimeField(nullable=True, default=None),
     })
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('vanished_at', None)

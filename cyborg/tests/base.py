@@ -14,6 +14,7 @@
 from oslo_config import fixture as config_fixture
 import testtools
 
+from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg import context
 from cyborg import objects
@@ -37,3 +38,15 @@ class TestCase(testtools.TestCase):
         self.admin_context = context.get_admin_context()
         if self.USES_DB:
             self.useFixture(cyborg_fixtures.Database())
+
+
+class ConductorTestCase(TestCase):
+    """A conductor serving on fake:// in this process; ``api`` calls it."""
+
+    USES_DB = True
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(cyborg_fixtures.RPC())
+        self.conductor = self.useFixture(cyborg_fixtures.Conductor())
+        self.api = rpcapi.ConductorAPI()

@@ -11,12 +11,34 @@
 # under the License.
 """Builders of realistic rows for tests that need a populated database."""
 
+import concurrent.futures
+import contextlib
+import threading
+
+import sqlalchemy as sa
+
+from cyborg import context
 from cyborg.db import api as db_api
+from cyborg import exception
+from cyborg import states
+
+_WRITES = ('INSERT', 'UPDATE', 'DELETE')
 
 
 def create_device_tree(context, hostname='host1', handles=2,
-                       pci_address='0000:5e:00.0'):
+                       pci_address='0000:5e:00.0', resource_class=None,
+                       traits=(), attach_type='PCI', asked_type=None,
+                       name=None, status=states.DEVICE_ENABLED):
     """One FPGA device with one deployable offering ``handles`` VFs.
+
+    The deployable is named ``name``, by default ``<hostname>_<address>``
+    (drivers name it after the PCI address alone); the device's status is
+    ``status``.
+
+    ``resource_class`` and ``traits``, when given, become the deployable's
+    ``rc`` and ``trait<N>`` attributes, which binding checks. An MDEV
+    ``attach_type`` gives handles of mdev type ``asked_type`` on the
+    device's own address.
 
     :returns: (device, deployable, [attach_handle, ...]) rows.
     """
@@ -25,22 +47,33 @@ def create_device_tree(context, hostname='host1', handles=2,
     device = db_api.create(context, 'device', {
         'type': 'FPGA', 'vendor': '8086', 'model': 'PAC Arria10',
         'std_board_info': '{"product_id": "09c4"}',
-        'hostname': hostname})
+        'hostname': hostname, 'status': status})
     cpid = db_api.create(context, 'controlpath_id', {
         'device_id': device.id, 'cpid_type': 'PCI',
         'cpid_info': {'domain': domain, 'bus': bus, 'device': slot,
                       'function': function}})
     deployable = db_api.create(context, 'deployable', {
-        'name': '%s_%s' % (hostname, pci_address),
+        'name': name or '%s_%s' % (hostname, pci_address),
         'num_accelerators': handles, 'device_id': device.id,
         'driver_name': 'intel_fpga'})
-    attach_handles = [
-        db_api.create(context, 'attach_handle', {
+    if resource_class is not None:
+        db_api.create(context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'rc',
+            'value': resource_class})
+    for i, trait in enumerate(traits):
+        db_api.create(context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'trait%d' % i,
+            'value': trait})
+    attach_handles = []
+    for vf in range(handles):
+        info = {'domain': domain, 'bus': bus, 'device': slot,
+                'function': str(vf + 1)}
+        if attach_type == 'MDEV':
+            info = {'domain': domain, 'bus': bus, 'device': slot,
+                    'function': function, 'asked_type': asked_type}
+        attach_handles.append(db_api.create(context, 'attach_handle', {
             'deployable_id': deployable.id, 'cpid_id': cpid.id,
-            'attach_type': 'PCI',
-            'attach_info': {'domain': domain, 'bus': bus, 'device': slot,
-                            'function': str(vf + 1)}})
-        for vf in range(handles)]
+            'attach_type': attach_type, 'attach_info': info}))
     return device, deployable, attach_handles
 
 
@@ -60,3 +93,57 @@ def create_arqs(context, profile, count=1, project_id='fake-project',
               'device_profile_group': profile.groups[0],
               'project_id': project_id}, **values)
         for _ in range(count)])
+
+
+@contextlib.contextmanager
+def recorded_statements():
+    """Collect the SQL statements run on Cyborg's engine in a block."""
+    engine = db_api.get_engine()
+    statements = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        yield statements
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+
+
+def writes(statements, ignore_table=None):
+    """The INSERT, UPDATE and DELETE statements, except on one table."""
+    return [s for s in statements
+            if s.split(None, 1)[0].upper() in _WRITES and
+            not (ignore_table and ' %s ' % ignore_table in s + ' ')]
+
+
+def race(func, args_list):
+    """Call ``func(admin context, *args)`` for each args, all at once.
+
+    Each call runs in its own thread, so in its own transaction; they are
+    released together by a barrier.
+
+    :returns: each call's result, or the CyborgException it raised.
+    """
+    barrier = threading.Barrier(len(args_list))
+
+    def run(args):
+        barrier.wait()
+        try:
+            return func(context.get_admin_context(), *args)
+        except exception.CyborgException as e:
+            return e
+
+    with concurrent.futures.ThreadPoolExecutor(len(args_list)) as pool:
+        return list(pool.map(run, args_list))
+
+
+def bind_arq(context, uuid, deployable_id):
+    """Bind a BindStarted ARQ as the conductor does, minus its checks.
+
+    :returns: the Bound row.
+    """
+    db_api.arq_claim_handle(context, uuid, deployable_id)
+    return db_api.arq_update_state(context, uuid, states.BOUND,
+                                   expected=[states.BIND_STARTED])

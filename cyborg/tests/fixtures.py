@@ -11,18 +11,26 @@
 # under the License.
 """Test fixtures shared by unit and functional tests."""
 
+import collections
 import json
 import os
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 
 import fixtures
 import futurist
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 import oslo_messaging as messaging
+from oslo_utils import uuidutils
+from testtools import content
 
+from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.common import rpc
 from cyborg.common import service
 from cyborg.conductor import manager
@@ -30,6 +38,10 @@ from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.demo import glance as glance_server
+from cyborg.demo import nova_events
+from cyborg.demo import placement as placement_server
+from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import base as objects_base
 
@@ -82,6 +94,152 @@ class Conductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         self.service.start()
         self.addCleanup(self.service.stop)
+
+
+class ServiceProcess(fixtures.Fixture):
+    """A Cyborg console script run as a child process with one config file.
+
+    The service runs in a process group of its own (oslo.service forks its
+    workers from a parent process). Its output goes to :attr:`log_path`;
+    it gets ``SIGTERM`` at cleanup, and the whole group ``SIGKILL`` if it
+    does not stop within a minute.
+    """
+
+    def __init__(self, command, config_file, log_path):
+        super().__init__()
+        self.argv = [os.path.join(os.path.dirname(sys.executable), command),
+                     '--config-file', config_file]
+        self.log_path = log_path
+        self.proc = None
+
+    def _setUp(self):
+        with open(self.log_path, 'w') as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log,
+                                         stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        self.addCleanup(self.stop)
+
+    def stop(self, sig=signal.SIGTERM):
+        """Signal the service and wait for it; returns its exit status.
+
+        ``SIGKILL`` goes to every process of the service, as when its host
+        dies; other signals go to the parent, which stops its workers.
+        """
+        if self.proc.poll() is None:
+            if sig == signal.SIGKILL:
+                self._kill_group()
+            else:
+                self.proc.send_signal(sig)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill_group()
+        self.proc.wait()
+        return self.proc.returncode
+
+    def _kill_group(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def log_tail(self, lines=400):
+        """The last ``lines`` of the log, as a testtools detail.
+
+        The options the service logs as it starts are left out.
+        """
+        with open(self.log_path, errors='replace') as f:
+            return content.text_content(''.join(collections.deque(
+                (line for line in f if 'log_opt_values' not in line),
+                lines)))
+
+
+def service_process(test, command, config_file, log_path):
+    """Start a :class:`ServiceProcess` for ``test``.
+
+    The end of its log joins the details of a failing test, so that a
+    failure in CI shows what the service did.
+    """
+    process = test.useFixture(ServiceProcess(command, config_file, log_path))
+    test.addOnException(lambda exc_info: test.addDetail(
+        os.path.basename(log_path), process.log_tail()))
+    return process
+
+
+def use_admin_token(fixture, group, endpoint, token):
+    """Point keystoneauth options ``[group]`` at ``endpoint``, for a test.
+
+    keystoneauth's ``admin_token`` plugin sends ``token`` to ``endpoint``
+    with no Keystone in between. The overrides go when ``fixture`` is
+    cleaned up.
+
+    :returns: the options set.
+    """
+    conf = {'auth_type': 'admin_token', 'endpoint': endpoint,
+            'token': token}
+    CONF.register_opts(
+        ks_loading.get_auth_plugin_conf_options('admin_token'), group=group)
+    for key, value in conf.items():
+        CONF.set_override(key, value, group=group)
+        fixture.addCleanup(CONF.clear_override, key, group=group)
+    return conf
+
+
+class NovaEvents(fixtures.Fixture):
+    """A receiver of Nova's external events, and ``[nova]`` pointing at it.
+
+    ``receiver`` is the :class:`cyborg.demo.nova_events.EventReceiver`.
+    """
+
+    def _setUp(self):
+        self.receiver = nova_events.EventReceiver().start()
+        self.addCleanup(self.receiver.stop)
+        use_admin_token(self, 'nova', self.receiver.url, 'admin')
+
+
+class Placement(fixtures.Fixture):
+    """The real Placement service, and ``[placement]`` pointing at it.
+
+    Placement keeps one database engine per process, so every test of a
+    process shares one application on one SQLite file: tests keep apart
+    by using host names of their own (:attr:`hostname`). Each fixture
+    serves it on a port of its own, stopped at cleanup (a server left
+    running would keep the test process from exiting). ``url`` is where
+    it listens; ``conf`` is the keystoneauth configuration to reach it.
+    """
+
+    _app = None
+
+    def __init__(self, hostname=None):
+        super().__init__()
+        self.hostname = hostname
+
+    @classmethod
+    def app(cls):
+        if cls._app is None:
+            path = os.path.join(tempfile.mkdtemp(prefix='placement-'),
+                                'placement.sqlite')
+            cls._app = placement_server.make_app('sqlite:///' + path)
+        return cls._app
+
+    def _setUp(self):
+        server = demo_server.LoopbackServer(
+            self.app(), threads=placement_server.THREADS,
+            name='placement').start()
+        self.addCleanup(server.stop)
+        self.url = server.url
+        self.hostname = self.hostname or 'host-' + uuidutils.generate_uuid()
+        self.conf = use_admin_token(self, 'placement', self.url,
+                                    placement_server.TOKEN)
+
+    def adapter(self):
+        """A keystoneauth adapter for checking Placement directly."""
+        return placement_server.adapter(self.url, '1.39')
 
 
 class Policy(fixtures.Fixture):
@@ -153,13 +311,40 @@ class StandInTool(fixtures.Fixture):
             return [json.loads(line) for line in f]
 
 
+class LocalGlance(fixtures.Fixture):
+    """The local image service; points ``[glance]`` of ``conf`` at it.
+
+    ``conf`` is a test's config fixture. :attr:`service` is the
+    :class:`cyborg.demo.glance.ImageService`; add images with
+    :meth:`add_image`.
+    """
+
+    def __init__(self, conf):
+        super().__init__()
+        self.conf = conf
+
+    def _setUp(self):
+        self.service = glance_server.ImageService().start()
+        self.addCleanup(self.service.stop)
+        self.url = self.service.url
+        self.conf.config(endpoint_override=self.url, group='glance')
+
+    @property
+    def requests(self):
+        return self.service.requests
+
+    def add_image(self, data=b'bitstream', **properties):
+        return self.service.add_image(data, **properties)
+
+
 class ConductorStandIn:
     """A ConductorManager-shaped RPC endpoint for agent tests.
 
     It answers ``compute_node_rp`` (``ResourceProviderNotFound`` for the
     first ``not_found`` calls) and records every ``report_host``; tests
-    wait for reports with :meth:`wait_for_reports`. It stands in for the
-    real conductor until that one accepts reports.
+    wait for reports with :meth:`wait_for_reports`. Agent tests use it to
+    see exactly what an agent sends; the real conductor meets the agent
+    in ``functional/conductor/test_processes.py``.
     """
 
     RPC_API_VERSION = rpcapi.ConductorAPI.RPC_API_VERSION
@@ -184,14 +369,20 @@ class ConductorStandIn:
             self.reports.append(host_report)
             self._changed.notify_all()
 
-    def wait_for_reports(self, count, timeout=30):
-        """Wait until ``count`` reports arrived; return them all."""
+    def wait_for_reports(self, count, timeout=30, where=None):
+        """Wait until ``count`` reports arrived; return them all.
+
+        :param where: count only the reports this predicate accepts.
+        """
+        def arrived():
+            return sum(1 for r in self.reports if where is None or where(r))
+
         with self._changed:
-            if not self._changed.wait_for(
-                    lambda: len(self.reports) >= count, timeout):
+            if not self._changed.wait_for(lambda: arrived() >= count,
+                                          timeout):
                 raise AssertionError('%d report(s) after %d seconds, '
-                                     'expected %d' % (len(self.reports),
-                                                      timeout, count))
+                                     'expected %d' % (arrived(), timeout,
+                                                      count))
             return list(self.reports)
 
 
@@ -208,5 +399,77 @@ class StandInConductor(fixtures.Fixture):
         server = service.RPCService(
             self.endpoint, rpcapi.TOPIC,
             objects_base.CyborgObjectSerializer(), host=self.host)
+        server.start()
+        self.addCleanup(server.stop)
+
+
+class AgentStandIn:
+    """An AgentManager-shaped RPC endpoint for conductor tests.
+
+    It records every call as ``(method, host, kwargs)`` in :attr:`calls`.
+    ``failures`` maps a method name to the exception it raises (once per
+    entry of a list, or every time for a single exception); ``hooks`` maps
+    a method name to a callable run with the call's kwargs before it
+    answers, where a test can act in the middle of a bind.
+    ``program`` answers the asked bitstream id (or ``loaded`` when asked
+    by function).
+    """
+
+    RPC_API_VERSION = agent_rpcapi.AgentAPI.RPC_API_VERSION
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, host, loaded):
+        self.host = host
+        self.loaded = loaded
+        self.calls = []
+        self.failures = {}
+        self.hooks = {}
+
+    def _record(self, method, **kwargs):
+        self.calls.append((method, self.host, kwargs))
+        hook = self.hooks.get(method)
+        if hook is not None:
+            hook(**kwargs)
+        failure = self.failures.get(method)
+        if isinstance(failure, list):
+            failure = failure.pop(0) if failure else None
+        if failure is not None:
+            raise failure
+
+    def called(self, method):
+        """The kwargs of each call of ``method``, oldest first."""
+        return [kwargs for name, _host, kwargs in self.calls
+                if name == method]
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def program(self, context, deployable_name, bitstream_id=None,
+                function_id=None, function_name=None):
+        self._record('program', deployable_name=deployable_name,
+                     bitstream_id=bitstream_id, function_id=function_id,
+                     function_name=function_name)
+        return bitstream_id or self.loaded
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def create_mdev(self, context, mdev_uuid, mdev_type, parent_address):
+        self._record('create_mdev', mdev_uuid=mdev_uuid, mdev_type=mdev_type,
+                     parent_address=parent_address)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def remove_mdev(self, context, mdev_uuid):
+        self._record('remove_mdev', mdev_uuid=mdev_uuid)
+
+
+class StandInAgent(fixtures.Fixture):
+    """An :class:`AgentStandIn` serving ``host`` on the current transport."""
+
+    def __init__(self, host='host1',
+                 loaded='6e1c1d0a-3b39-4a4e-9a1c-6c0b1f0e2f11'):
+        super().__init__()
+        self.endpoint = AgentStandIn(host, loaded)
+
+    def _setUp(self):
+        server = service.RPCService(
+            self.endpoint, agent_rpcapi.TOPIC,
+            objects_base.CyborgObjectSerializer(), host=self.endpoint.host)
         server.start()
         self.addCleanup(server.stop)

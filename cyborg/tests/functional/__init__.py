@@ -11,19 +11,11 @@
 # under the License.
 """Functional tests: real databases, real Placement, real messaging.
 
-Where the database servers are: oslo.db's provisioning reads
-``OS_TEST_DBAPI_ADMIN_CONNECTION``; when it is unset, the servers that run
-on the development and CI machines are used. RabbitMQ is found through
-``CYBORG_TEST_RABBIT_URL``.
+The database servers are chosen in :mod:`cyborg.tests`. RabbitMQ is found
+through ``CYBORG_TEST_RABBIT_URL``.
 """
 
 import os
-
-os.environ.setdefault(
-    'OS_TEST_DBAPI_ADMIN_CONNECTION',
-    'sqlite://;'
-    'mysql+pymysql://root@127.0.0.1:3306/;'
-    'postgresql+psycopg2://postgres@127.0.0.1:5432/postgres')
 
 RABBIT_URL = os.environ.get('CYBORG_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')

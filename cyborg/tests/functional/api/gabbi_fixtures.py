@@ -54,6 +54,7 @@ class _Environment(fixtures.Fixture):
         self.useFixture(cyborg_fixtures.Database())
         self.useFixture(cyborg_fixtures.RPC())
         self.useFixture(cyborg_fixtures.Conductor())
+        self.useFixture(cyborg_fixtures.StandInAgent('host1'))
         _APP = self.useFixture(cyborg_fixtures.API()).app
         for name, value in self._seed().items():
             self.useFixture(fixtures.EnvironmentVariable(name, value))
@@ -67,7 +68,9 @@ class _Environment(fixtures.Fixture):
                                    {'rp_uuid': RP_UUID})
         attribute = db_api.create(ctx, 'attribute', {
             'deployable_id': deployable.id, 'key': 'rc', 'value': 'FPGA'})
-        profile = db_utils.create_profile(ctx, name='seeded-profile')
+        # Only what the seeded deployable offers, so binds succeed.
+        profile = db_utils.create_profile(ctx, name='seeded-profile',
+                                          groups=[{'resources:FPGA': '1'}])
         pending = db_utils.create_arqs(
             ctx, profile, count=1, project_id=CONF.api.
             noauth_default_project_id, state='BindStarted',

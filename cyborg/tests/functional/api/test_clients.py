@@ -24,9 +24,7 @@ import json
 import os
 import pathlib
 import subprocess
-import threading
 
-from cheroot import wsgi
 import fixtures
 import openstack
 from openstack import exceptions as sdk_exceptions
@@ -35,6 +33,7 @@ from cyborg.cmd import api as api_cmd
 import cyborg.conf
 from cyborg import context
 from cyborg.db import api as db_api
+from cyborg.demo import server as demo_server
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
@@ -50,7 +49,11 @@ IMAGE = '9a17439a-85d0-4c53-a3d3-0f68a2eac896'
 
 
 class Server(fixtures.Fixture):
-    """``app`` served by cheroot in a thread; ``url`` is where."""
+    """``app`` served on loopback in a thread; ``url`` is where.
+
+    :param make: builds the cheroot server for ``app`` (by default a
+        small one of :class:`cyborg.demo.server.LoopbackServer`).
+    """
 
     def __init__(self, app, make=None):
         super().__init__()
@@ -58,16 +61,11 @@ class Server(fixtures.Fixture):
         self.make = make
 
     def _setUp(self):
-        if self.make is not None:
-            server = self.make(self.app)
-        else:
-            server = wsgi.Server(('127.0.0.1', 0), self.app, numthreads=2)
-        server.prepare()  # listening once this returns
-        thread = threading.Thread(target=server.serve, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, 10)
+        server = demo_server.LoopbackServer(
+            self.app, threads=2,
+            server=self.make(self.app) if self.make else None).start()
         self.addCleanup(server.stop)
-        self.url = 'http://127.0.0.1:%d' % server.bind_addr[1]
+        self.url = server.url
 
 
 def fake_nova(environ, start_response):
@@ -97,6 +95,7 @@ class LiveTestCase(base.TestCase):
         super().setUp()
         self.useFixture(cyborg_fixtures.RPC())
         self.useFixture(cyborg_fixtures.Conductor())
+        self.useFixture(cyborg_fixtures.StandInAgent('host1'))
         app = self.useFixture(cyborg_fixtures.API()).app
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')
         server = self.useFixture(Server(
@@ -104,7 +103,7 @@ class LiveTestCase(base.TestCase):
         self.endpoint = server.url + '/v2'
         ctx = context.get_admin_context()
         self.device, deployable, _ = db_utils.create_device_tree(
-            ctx, hostname='host1')
+            ctx, hostname='host1', resource_class='FPGA')
         self.deployable = db_api.update(ctx, 'deployable', deployable.uuid,
                                         {'rp_uuid': RP_UUID})
 
@@ -184,12 +183,14 @@ class TestOpenStackSDK(LiveTestCase):
 
     def test_attributes(self):
         acc = self.accelerator
+        # The deployable already has its ``rc`` attribute.
         created = acc.create_attribute(deployable_id=self.deployable.id,
-                                       key='rc', value='FPGA')
-        self.assertEqual('FPGA', acc.get_attribute(created.uuid).value)
-        self.assertEqual(['rc'], [a.key for a in acc.attributes()])
+                                       key='trait0', value='CUSTOM_X')
+        self.assertEqual('CUSTOM_X', acc.get_attribute(created.uuid).value)
+        self.assertEqual(['rc', 'trait0'],
+                         sorted(a.key for a in acc.attributes()))
         acc.delete_attribute(created.uuid, ignore_missing=False)
-        self.assertEqual([], list(acc.attributes()))
+        self.assertEqual(['rc'], [a.key for a in acc.attributes()])
 
 
 class CLITests:
@@ -287,18 +288,19 @@ class CLITests:
     def test_attributes(self):
         created = self.openstack(
             'accelerator', 'device', 'attribute', 'create',
-            str(self.deployable.id), 'rc', 'FPGA', '-f', 'json')
-        self.assertEqual(('rc', 'FPGA'), (created['key'], created['value']))
+            str(self.deployable.id), 'trait0', 'CUSTOM_X', '-f', 'json')
+        self.assertEqual(('trait0', 'CUSTOM_X'),
+                         (created['key'], created['value']))
         listed = self.openstack('accelerator', 'device', 'attribute', 'list',
                                 '-f', 'json')
-        self.assertEqual([created['uuid']], [a['uuid'] for a in listed])
+        self.assertIn(created['uuid'], [a['uuid'] for a in listed])
         shown = self.openstack('accelerator', 'device', 'attribute', 'show',
                                created['uuid'], '-f', 'json')
-        self.assertEqual('FPGA', shown['value'])
+        self.assertEqual('CUSTOM_X', shown['value'])
         self.openstack('accelerator', 'device', 'attribute', 'delete',
                        created['uuid'])
-        self.assertEqual([], self.openstack(
-            'accelerator', 'device', 'attribute', 'list', '-f', 'json'))
+        self.assertNotIn(created['uuid'], [a['uuid'] for a in self.openstack(
+            'accelerator', 'device', 'attribute', 'list', '-f', 'json')])
 
 
 class TestCyborgClient(CLITests, LiveTestCase):

@@ -28,6 +28,7 @@ import webob
 from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_routes
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
@@ -155,6 +156,14 @@ class TestSamples(test_routes.APITestCase):
                   status=204, version='2.5')
 
     def test_accelerator_requests(self):
+        # The deployable serves the sample profile as it is: it has the
+        # profile's trait and already holds its bitstream.
+        ctx = context.get_admin_context()
+        db_api.create(ctx, 'attribute', {
+            'deployable_id': self.deployable.id, 'key': 'trait0',
+            'value': 'CUSTOM_FPGA_INTEL_PAC_ARRIA10'})
+        db_api.update(ctx, 'deployable', self.deployable.uuid,
+                      {'bitstream_id': 'd5ca2f11-3108-4426-a11c-a959987565df'})
         self.call('POST', '/v2/device_profiles',
                   request='device_profiles/device_profile-create-req.json',
                   status=201)
@@ -190,11 +199,12 @@ class TestSamples(test_routes.APITestCase):
                   'deployables/deployables-list-resp.json')
         self.call('GET', '/v2/deployables/' + self.deployable.uuid,
                   'deployables/deployable-show-resp.json')
-        # Sent for real: until the conductor programs FPGAs, it says so.
+        # Programmed for real, through a stand-in of the host's agent.
+        self.useFixture(cyborg_fixtures.StandInAgent('compute-1'))
         self.call('PATCH', '/v2/deployables/%s/program' %
                   self.deployable.uuid,
-                  request='deployables/deployable-program-req.json',
-                  status=503)
+                  'deployables/deployable-program-resp.json',
+                  request='deployables/deployable-program-req.json')
 
     def test_attributes(self):
         created = self.call(

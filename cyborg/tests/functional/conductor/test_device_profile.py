@@ -16,21 +16,16 @@ from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import device_profile
 from cyborg.tests import base
-from cyborg.tests import fixtures
 
 OLD_GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 NEW_GROUPS = [{'resources:FPGA': '1', 'accel:bitstream_name': 'aes.gbs'},
               {'resources:CUSTOM_ACCEL_X': '1'}]
 
 
-class TestDeviceProfileUpdate(base.TestCase):
-    USES_DB = True
+class TestDeviceProfileUpdate(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.RPC())
-        self.useFixture(fixtures.Conductor())
-        self.api = rpcapi.ConductorAPI()
         self.profile = self.api.device_profile_create(
             self.admin_context, device_profile.DeviceProfile(
                 self.admin_context, name='dp', description='old',

@@ -13,7 +13,6 @@
 
 from oslo_utils import uuidutils
 
-from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -21,19 +20,14 @@ from cyborg.objects import device_profile
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures
 
 
-class TestConductorOverRPC(base.TestCase):
-    USES_DB = True
+class TestConductorOverRPC(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.RPC())
-        self.useFixture(fixtures.Conductor())
-        self.api = rpcapi.ConductorAPI()
         _, self.deployable, self.handles = db_utils.create_device_tree(
-            self.admin_context, hostname='host1')
+            self.admin_context, hostname='host1', resource_class='FPGA')
         self.rp_uuid = uuidutils.generate_uuid()
         db_api.update(self.admin_context, 'deployable', self.deployable.uuid,
                       {'rp_uuid': self.rp_uuid})

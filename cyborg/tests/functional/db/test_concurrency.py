@@ -17,9 +17,6 @@ the same state. The conditional UPDATEs of cyborg.db.api must let exactly
 the right number win on SQLite, MariaDB and PostgreSQL alike.
 """
 
-import concurrent.futures
-import threading
-
 from oslo_db.sqlalchemy import test_fixtures
 from oslo_utils import uuidutils
 import testtools
@@ -62,19 +59,6 @@ class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
         _, self.deployable, self.handles = db_utils.create_device_tree(
             self.ctx, handles=3)
 
-    def _race(self, func, args_list):
-        barrier = threading.Barrier(len(args_list))
-
-        def run(args):
-            barrier.wait()
-            try:
-                return func(context.get_admin_context(), *args)
-            except exception.CyborgException as e:
-                return e
-
-        with concurrent.futures.ThreadPoolExecutor(len(args_list)) as pool:
-            return list(pool.map(run, args_list))
-
     def _bind_started_arqs(self, count):
         arqs = db_utils.create_arqs(self.ctx, self.profile, count=count)
         values = {'hostname': 'host1'}
@@ -86,8 +70,8 @@ class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
 
     def test_handles_never_shared(self):
         arqs = self._bind_started_arqs(self.THREADS)
-        results = self._race(db_api.arq_bind,
-                             [(a.uuid, self.deployable.id) for a in arqs])
+        results = db_utils.race(db_api.arq_claim_handle,
+                                [(a.uuid, self.deployable.id) for a in arqs])
         bound = [r for r in results if not isinstance(r, Exception)]
         refused = [r for r in results if isinstance(r, Exception)]
         self.assertEqual(len(self.handles), len(bound))
@@ -102,7 +86,7 @@ class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
 
     def test_one_winner_per_transition(self):
         arq = db_utils.create_arqs(self.ctx, self.profile)[0]
-        results = self._race(
+        results = db_utils.race(
             db_api.arq_update_state,
             [(arq.uuid, states.BIND_STARTED)] * self.THREADS)
         winners = [r for r in results if not isinstance(r, Exception)]

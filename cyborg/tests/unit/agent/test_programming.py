@@ -27,7 +27,6 @@ from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
-from cyborg.tests import glance_server
 from cyborg.tests import sysfs_tree
 
 PAC = '0000:5e:00.0'
@@ -77,7 +76,7 @@ class TestProgram(base.TestCase):
                          xbmgmt_path=self.xbmgmt.path, group='fpga')
         self.conf.config(download_dir=self.downloads, group='glance')
         self.conf.config(enable_hotplug_monitor=False, group='agent')
-        self.glance = self.useFixture(glance_server.LocalGlance(self.conf))
+        self.glance = self.useFixture(cyborg_fixtures.LocalGlance(self.conf))
         self.useFixture(cyborg_fixtures.RPC())
         self.conductor = self.useFixture(
             cyborg_fixtures.StandInConductor()).endpoint

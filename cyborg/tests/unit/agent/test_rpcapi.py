@@ -11,42 +11,25 @@
 # under the License.
 """The agent's RPC client and manager stay in step."""
 
-import inspect
-
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
+from cyborg import exception
 from cyborg.tests import base
-
-# Client arguments that pick the server and the wait, not sent along.
-_ROUTING = ('host', 'timeout')
-
-
-def _public_methods(cls):
-    return {name: fn for name, fn in inspect.getmembers(cls,
-                                                        inspect.isfunction)
-            if not name.startswith('_')}
+from cyborg.tests import fixtures
+from cyborg.tests import rpc_contract
 
 
-class TestAgentRPCAPI(base.TestCase):
+class TestAgentRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
 
-    def test_versions_match(self):
-        self.assertEqual(rpcapi.AgentAPI.RPC_API_VERSION,
-                         manager.AgentManager.RPC_API_VERSION)
-        self.assertEqual(manager.AgentManager.RPC_API_VERSION,
-                         manager.AgentManager.target.version)
+    client_class = rpcapi.AgentAPI
+    manager_class = manager.AgentManager
+    # Client arguments that pick the server and the wait, not sent along.
+    routing = ('host', 'timeout')
 
-    def test_same_methods_and_arguments(self):
-        client = _public_methods(rpcapi.AgentAPI)
-        server = _public_methods(manager.AgentManager)
-        self.assertEqual(sorted(client), sorted(server))
-        for name, fn in client.items():
-            self.assertEqual(
-                [p for p in inspect.signature(fn).parameters
-                 if p not in _ROUTING],
-                list(inspect.signature(server[name]).parameters),
-                'arguments of %s differ' % name)
-
-    def test_endpoints_declare_expected_exceptions(self):
-        for name, fn in _public_methods(manager.AgentManager).items():
-            self.assertTrue(hasattr(fn, '__wrapped__'),
-                            '%s lacks @rpc.expected_exceptions' % name)
+    def test_silent_agent_is_service_unavailable(self):
+        self.useFixture(fixtures.RPC())
+        agent = rpcapi.AgentAPI()
+        error = self.assertRaises(
+            exception.ServiceUnavailable, agent.program, self.context,
+            'host9', 'region', bitstream_id='b', timeout=0.1)
+        self.assertIn('host9', str(error))

@@ -56,6 +56,17 @@ class TestWaitForComputeNode(base.TestCase):
         self.assertIn('Placement does not know compute node resource '
                       'provider compute1.example.org', self.log.output)
 
+    def test_asks_again_when_no_conductor_answers(self):
+        # No conductor serves yet: each check waits for an answer only as
+        # long as the interval (the RPC timeout is a minute).
+        self.useFixture(fixtures.Timeout(30, gentle=True))
+        self.conf.config(placement_wait_retries=1, group='agent')
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          service.wait_for_compute_node,
+                          conductor_rpcapi.ConductorAPI())
+        self.assertIn('(attempt 2 of 2): Service unavailable: no conductor '
+                      'answered compute_node_rp', self.log.output)
+
     def test_resource_provider_name(self):
         self.assertEqual('compute1.example.org', service.compute_node_name())
         self.conf.config(resource_provider_name=None, group='agent')

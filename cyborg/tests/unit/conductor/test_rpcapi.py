@@ -11,33 +11,25 @@
 # under the License.
 """The conductor's RPC client and manager stay in step."""
 
-import inspect
-
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
+from cyborg import exception
 from cyborg.tests import base
+from cyborg.tests import fixtures
+from cyborg.tests import rpc_contract
 
 
-def _public_methods(cls):
-    return {name: fn for name, fn in inspect.getmembers(cls,
-                                                        inspect.isfunction)
-            if not name.startswith('_')}
+class TestConductorRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
 
+    client_class = rpcapi.ConductorAPI
+    manager_class = manager.ConductorManager
 
-class TestConductorRPCAPI(base.TestCase):
-
-    def test_versions_match(self):
-        self.assertEqual(rpcapi.ConductorAPI.RPC_API_VERSION,
-                         manager.ConductorManager.RPC_API_VERSION)
-        self.assertEqual(manager.ConductorManager.RPC_API_VERSION,
-                         manager.ConductorManager.target.version)
-
-    def test_same_methods_and_arguments(self):
-        client = _public_methods(rpcapi.ConductorAPI)
-        server = _public_methods(manager.ConductorManager)
-        self.assertEqual(sorted(client), sorted(server))
-        for name, fn in client.items():
-            self.assertEqual(
-                list(inspect.signature(fn).parameters),
-                list(inspect.signature(server[name]).parameters),
-                'arguments of %s differ' % name)
+    def test_no_conductor_is_service_unavailable(self):
+        # Callers (the API, the agent) answer 503 or retry, never 500.
+        self.useFixture(fixtures.RPC())
+        conductor = rpcapi.ConductorAPI()  # registers the RPC options
+        self.conf.config(rpc_response_timeout=0.1)
+        error = self.assertRaises(
+            exception.ServiceUnavailable,
+            conductor.arq_delete, self.context, uuids=['x'])
+        self.assertIn('arq_delete', str(error))

@@ -210,15 +210,16 @@ class TestAcceleratorRequests(base.TestCase):
         first = self._bind_started()
         second = self._bind_started()
         third = self._bind_started()
-        bound = [db_api.arq_bind(self.admin_context, a.uuid,
-                                 self.deployable.id)
+        bound = [db_utils.bind_arq(self.admin_context, a.uuid,
+                                   self.deployable.id)
                  for a in (first, second)]
         self.assertEqual({states.BOUND}, {a.state for a in bound})
         self.assertEqual({h.id for h in self.handles},
                          {a.attach_handle_id for a in bound})
         self.assertEqual('PCI', bound[0].attach_handle.attach_type)
         self.assertRaises(exception.AttachHandleUnavailable,
-                          db_api.arq_bind, self.admin_context, third.uuid,
+                          db_api.arq_claim_handle, self.admin_context,
+                          third.uuid,
                           self.deployable.id)
         got = db_api.get(self.admin_context, 'accelerator_request',
                          third.uuid)
@@ -227,7 +228,8 @@ class TestAcceleratorRequests(base.TestCase):
     def test_bind_of_arq_in_wrong_state_releases_the_handle(self):
         arq = self._arq()
         self.assertRaises(exception.AcceleratorRequestInvalidState,
-                          db_api.arq_bind, self.admin_context, arq.uuid,
+                          db_api.arq_claim_handle, self.admin_context,
+                          arq.uuid,
                           self.deployable.id)
         in_use = db_api.get_all(self.admin_context, 'attach_handle',
                                 filters={'in_use': True})
@@ -235,8 +237,8 @@ class TestAcceleratorRequests(base.TestCase):
 
     def test_unbind_releases_handle(self):
         arq = self._bind_started()
-        arq = db_api.arq_bind(self.admin_context, arq.uuid,
-                              self.deployable.id)
+        arq = db_utils.bind_arq(self.admin_context, arq.uuid,
+                                self.deployable.id)
         arq = db_api.arq_unbind(self.admin_context, arq.uuid)
         self.assertEqual(states.UNBOUND, arq.state)
         self.assertIsNone(arq.attach_handle_id)
@@ -261,7 +263,7 @@ class TestAcceleratorRequests(base.TestCase):
 
     def test_delete_by_instance_releases_handles_and_is_idempotent(self):
         arq = self._bind_started()
-        db_api.arq_bind(self.admin_context, arq.uuid, self.deployable.id)
+        db_utils.bind_arq(self.admin_context, arq.uuid, self.deployable.id)
         deleted = db_api.arqs_delete(self.admin_context,
                                      instance_uuid=arq.instance_uuid)
         self.assertEqual([arq.uuid], [r.uuid for r in deleted])

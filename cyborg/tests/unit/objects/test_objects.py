@@ -38,7 +38,7 @@ EXPECTED_FINGERPRINTS = {
     'ControlpathReport': '1.0-86e69faaf3c616283bb628496708fec2',
     'Deployable': '1.0-d51f17df1436da69ad45176fb103f2c5',
     'DeployableReport': '1.0-b2a8d3b9d4485433ac19f3e6c614c69d',
-    'Device': '1.0-4d3e6ae037ea7f97a37d46df5c3d51f6',
+    'Device': '1.1-066ecf72e9ac7089ccbcaa8ba3bdc9ff',
     'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
     'DeviceReport': '1.0-f5274f118b47b17f8117b196c1a84d31',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
@@ -137,7 +137,8 @@ class TestPersistence(base.TestCase):
         self.assertIsNone(arq.attach_handle_uuid)
         arq.update_state(self.admin_context, states.BIND_STARTED,
                          values={'hostname': 'host1'})
-        arq.bind(self.admin_context, dep.id)
+        arq.claim_handle(self.admin_context, dep.id)
+        arq.update_state(self.admin_context, states.BOUND)
         self.assertEqual(states.BOUND, arq.state)
         self.assertEqual('PCI', arq.attach_handle_type)
         self.assertEqual(handles[0].uuid, arq.attach_handle_uuid)

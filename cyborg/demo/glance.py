@@ -9,22 +9,28 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""A small local server speaking the Glance v2 image API, for tests.
+"""A small local server speaking the Glance v2 image API.
 
 It serves what python-glanceclient reads to find and download images:
 ``GET /v2/schemas/image``, ``GET /v2/images`` (tag and property filters,
 ``limit``/``marker`` paging), ``GET /v2/images/{id}`` and
-``GET /v2/images/{id}/file``. It listens on 127.0.0.1 on a free port.
+``GET /v2/images/{id}/file``. Images are added in code
+(:meth:`ImageService.add_image`); with a directory they are also kept
+there and served again after a restart, which is how the quickstart
+offers its demo bitstream.
+
+Run it on its own with ``python -m cyborg.demo.glance --port 9292 --dir
+/path/images``; :func:`store_image` adds an image to such a directory.
 """
 
+import argparse
 import hashlib
 import http.server
 import json
+import os
 import threading
 import urllib.parse
 import uuid
-
-import fixtures
 
 _SCHEMA = {
     'name': 'image',
@@ -44,6 +50,56 @@ _SCHEMA = {
 #: Query parameters of GET /v2/images that are not property filters.
 _NOT_FILTERS = ('limit', 'marker', 'sort', 'sort_key', 'sort_dir', 'tag')
 _CHUNK = 64 * 1024
+
+
+def make_image(data, name='bitstream', tags=('FPGA',), status='active',
+               **properties):
+    """An image record as the API shows it.
+
+    ``properties`` may override any field, ``id`` included.
+    """
+    image = {
+        'id': str(uuid.uuid4()), 'name': name, 'status': status,
+        'tags': list(tags), 'size': len(data),
+        'visibility': 'public', 'container_format': 'bare',
+        'disk_format': 'raw',
+        'checksum': hashlib.md5(data, usedforsecurity=False).hexdigest(),
+        'os_hash_algo': 'sha512',
+        'os_hash_value': hashlib.sha512(data).hexdigest(),
+        'created_at': '2026-01-01T00:00:00Z',
+        'updated_at': '2026-01-01T00:00:00Z',
+    }
+    image.update(properties)
+    return image
+
+
+def store_image(directory, data, **properties):
+    """Keep an image in ``directory`` for a server started on it.
+
+    :returns: the image as the API shows it.
+    """
+    image = make_image(data, **properties)
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, image['id'])
+    with open(base + '.data', 'wb') as f:
+        f.write(data)
+    with open(base + '.json', 'w') as f:
+        json.dump(image, f)
+    return image
+
+
+def _load(directory):
+    """The images kept in ``directory`` and their data."""
+    images, data = {}, {}
+    for entry in sorted(os.listdir(directory)):
+        if not entry.endswith('.json'):
+            continue
+        with open(os.path.join(directory, entry)) as f:
+            image = json.load(f)
+        with open(os.path.join(directory, image['id'] + '.data'), 'rb') as f:
+            data[image['id']] = f.read()
+        images[image['id']] = image
+    return images, data
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -100,47 +156,59 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data[start:start + _CHUNK])
 
 
-class LocalGlance(fixtures.Fixture):
-    """The server as a fixture; points ``[glance]`` of ``conf`` at it."""
+class ImageService:
+    """The image API on ``host``:``port`` (0 picks a free port).
 
-    def __init__(self, conf):
-        super().__init__()
-        self.conf = conf
+    ``images`` and ``data`` hold what it serves, by image id;
+    ``requests`` the paths it was asked for, oldest first.
+    """
 
-    def _setUp(self):
-        self.images = {}
-        self.data = {}
+    def __init__(self, host='127.0.0.1', port=0, directory=None):
+        self.directory = directory
+        self.images, self.data = _load(directory) if directory else ({}, {})
         self.requests = []
-        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
-        server.daemon_threads = True
-        server.glance = self
-        thread = threading.Thread(target=server.serve_forever,
-                                  name='local-glance', daemon=True)
-        thread.start()
-        self.addCleanup(thread.join)
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        self.url = 'http://127.0.0.1:%d' % server.server_address[1]
-        self.conf.config(endpoint_override=self.url, group='glance')
+        self._server = http.server.ThreadingHTTPServer((host, port),
+                                                       _Handler)
+        self._server.daemon_threads = True
+        self._server.glance = self
+        self._thread = None
 
-    def add_image(self, data=b'bitstream', name='bitstream',
-                  tags=('FPGA',), status='active', **properties):
-        """Store an image; ``properties`` may override any field.
+    @property
+    def url(self):
+        host, port = self._server.server_address[:2]
+        return 'http://%s:%d' % (host, port)
+
+    def start(self):
+        """Serve in a background thread."""
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name='local-glance', daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+
+    def serve_forever(self):
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
+
+    def add_image(self, data=b'bitstream', **properties):
+        """Serve an image, kept in the directory if there is one.
+
+        ``properties`` are those of :func:`make_image`.
 
         :returns: the image as the API shows it.
         """
-        image = {
-            'id': str(uuid.uuid4()), 'name': name, 'status': status,
-            'tags': list(tags), 'size': len(data),
-            'visibility': 'public', 'container_format': 'bare',
-            'disk_format': 'raw',
-            'checksum': hashlib.md5(data, usedforsecurity=False).hexdigest(),
-            'os_hash_algo': 'sha512',
-            'os_hash_value': hashlib.sha512(data).hexdigest(),
-            'created_at': '2026-01-01T00:00:00Z',
-            'updated_at': '2026-01-01T00:00:00Z',
-        }
-        image.update(properties)
+        if self.directory:
+            image = store_image(self.directory, data, **properties)
+        else:
+            image = make_image(data, **properties)
         self.images[image['id']] = image
         self.data[image['id']] = data
         return image
@@ -162,3 +230,23 @@ class LocalGlance(fixtures.Fixture):
             body['next'] = '/v2/images?' + urllib.parse.urlencode(rest,
                                                                   doseq=True)
         return body
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Serve the images kept in a directory with the Glance '
+                    'v2 image API, without authentication.')
+    parser.add_argument('--host', default='127.0.0.1')
+    parser.add_argument('--port', type=int, default=9292)
+    parser.add_argument('--dir', required=True,
+                        help='directory of the images (see store_image)')
+    args = parser.parse_args(argv)
+    os.makedirs(args.dir, exist_ok=True)
+    server = ImageService(args.host, args.port, args.dir)
+    print('Image service serving %d image(s) on %s' % (
+        len(server.images), server.url), flush=True)
+    server.serve_forever()
+
+
+if __name__ == '__main__':
+    main()

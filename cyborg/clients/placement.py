@@ -1,0 +1,287 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The conductor's client of the Placement API, configured by ``[placement]``.
+
+It speaks one microversion, turns Placement's answers into domain
+exceptions, retries what is worth retrying (connection errors and 5xx
+with back-off, generation conflicts by reading again) and counts the
+requests it sends, so tests and benchmarks can check how chatty a
+synchronisation is.
+"""
+
+import collections
+import threading
+import time
+from urllib import parse
+
+from keystoneauth1 import exceptions as ks_exc
+from oslo_log import log
+
+from cyborg.clients import keystone
+import cyborg.conf
+from cyborg import exception
+from cyborg.i18n import _
+
+LOG = log.getLogger(__name__)
+CONF = cyborg.conf.CONF
+
+GROUP = 'placement'
+
+#: 1.26 lets an inventory reserve all of its total (a device under
+#: maintenance); it also brings nested providers (1.14), the provider in the
+#: answer to POST (1.20) and error codes (1.23).
+MICROVERSION = '1.26'
+
+CUSTOM_PREFIX = 'CUSTOM_'
+
+# Error codes of Placement's 409 answers (placement/errors.py).
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+
+# Custom trait and resource class names known to exist in Placement, shared
+# by every client of the process: a name is created once, then never asked
+# about again. Placement refuses to delete a name still in use, and a name
+# deleted behind our back is forgotten when Placement rejects it (400).
+_known_names = set()
+_known_lock = threading.Lock()
+
+
+def forget_known_names():
+    """Forget which custom names exist, so the next use creates them."""
+    with _known_lock:
+        _known_names.clear()
+
+
+def _error_code(resp):
+    try:
+        return resp.json()['errors'][0].get('code')
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _error_detail(resp):
+    try:
+        return resp.json()['errors'][0].get('detail', resp.text)
+    except (ValueError, KeyError, IndexError, TypeError):
+        return resp.text
+
+
+class PlacementClient:
+    """Resource providers, inventories, traits and custom names.
+
+    :param adapter: a keystoneauth adapter; by default one built from
+        ``[placement]``.
+    :param retry_delay: seconds before the first retry of a connection
+        error or 5xx; it doubles at every further retry.
+    """
+
+    def __init__(self, adapter=None, retry_delay=0.5):
+        self._adapter = adapter or keystone.get_adapter(
+            CONF, GROUP, default_microversion=MICROVERSION, raise_exc=False)
+        self.retry_delay = retry_delay
+        #: Requests sent, by HTTP method, retries included.
+        self.requests = collections.Counter()
+
+    @property
+    def max_retries(self):
+        return CONF.conductor.placement_max_retries
+
+    @property
+    def reads(self):
+        return self.requests['GET']
+
+    @property
+    def writes(self):
+        return sum(self.requests.values()) - self.reads
+
+    # --- transport --------------------------------------------------------
+
+    def _request(self, method, url, body=None):
+        """Send one request; retry connection errors and 5xx answers.
+
+        :raises PlacementUnavailable: every try failed.
+        """
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                time.sleep(self.retry_delay * 2 ** (attempt - 1))
+            self.requests[method] += 1
+            try:
+                resp = self._adapter.request(url, method, json=body)
+            except ks_exc.ConnectionError as e:
+                reason = str(e)
+            except ks_exc.ClientException as e:
+                # Authentication or endpoint discovery failed: a
+                # configuration problem that retrying does not solve.
+                raise exception.PlacementUnavailable(reason=str(e))
+            else:
+                if resp.status_code < 500:
+                    return resp
+                reason = '%s %s answered %d: %s' % (
+                    method, url, resp.status_code, _error_detail(resp))
+            LOG.warning('Placement request %(method)s %(url)s failed '
+                        '(try %(n)d of %(total)d): %(reason)s',
+                        {'method': method, 'url': url, 'n': attempt + 1,
+                         'total': self.max_retries + 1, 'reason': reason})
+        raise exception.PlacementUnavailable(reason=reason)
+
+    def _failed(self, method, url, resp):
+        return exception.PlacementRequestFailed(
+            method=method, url=url, status=resp.status_code,
+            reason=_error_detail(resp))
+
+    def _get(self, url, not_found_ok=False):
+        resp = self._request('GET', url)
+        if resp.status_code == 404 and not_found_ok:
+            return None
+        if resp.status_code != 200:
+            raise self._failed('GET', url, resp)
+        return resp.json()
+
+    # --- resource providers -----------------------------------------------
+
+    def get_provider(self, uuid):
+        """The provider with ``uuid``, or None."""
+        return self._get('/resource_providers/%s' % uuid, not_found_ok=True)
+
+    def get_provider_by_name(self, name):
+        """The provider named ``name``, or None."""
+        found = self._get('/resource_providers?' +
+                          parse.urlencode({'name': name}))
+        providers = found['resource_providers']
+        return providers[0] if providers else None
+
+    def providers_in_tree(self, uuid):
+        """Every provider of the tree that holds ``uuid``, root included."""
+        return self._get('/resource_providers?in_tree=%s' %
+                         uuid)['resource_providers']
+
+    def create_provider(self, uuid, name, parent_uuid=None):
+        """Create a provider; returns it, generation included.
+
+        :raises ResourceProviderExists: the name or uuid is taken.
+        """
+        url = '/resource_providers'
+        body = {'uuid': uuid, 'name': name}
+        if parent_uuid:
+            body['parent_provider_uuid'] = parent_uuid
+        resp = self._request('POST', url, body)
+        if resp.status_code == 409:
+            raise exception.ResourceProviderExists(
+                name=name, uuid=uuid, reason=_error_detail(resp))
+        if resp.status_code != 200:
+            raise self._failed('POST', url, resp)
+        return resp.json()
+
+    def delete_provider(self, uuid):
+        """Delete a provider; one already gone is not an error.
+
+        :raises ObjectInUse: it has allocations or children.
+        """
+        url = '/resource_providers/%s' % uuid
+        resp = self._request('DELETE', url)
+        if resp.status_code == 409:
+            raise exception.ObjectInUse(kind=_('Resource provider'),
+                                        uuid=uuid, reason=_error_detail(resp))
+        if resp.status_code not in (204, 404):
+            raise self._failed('DELETE', url, resp)
+
+    # --- inventories and traits -------------------------------------------
+
+    def get_inventories(self, uuid):
+        """(generation, {resource class: inventory}) of a provider."""
+        found = self._get('/resource_providers/%s/inventories' % uuid)
+        return found['resource_provider_generation'], found['inventories']
+
+    def get_traits(self, uuid):
+        """(generation, set of traits) of a provider."""
+        found = self._get('/resource_providers/%s/traits' % uuid)
+        return found['resource_provider_generation'], set(found['traits'])
+
+    def put_inventories(self, uuid, generation, inventories):
+        """Make the provider's inventories exactly ``inventories``.
+
+        :returns: the provider's new generation.
+        :raises ObjectInUse: allocations need more than is left.
+        """
+        for name in inventories:
+            self.ensure_resource_class(name)
+        return self._put_generation(
+            '/resource_providers/%s/inventories' % uuid, uuid, generation,
+            'inventories', inventories, self.get_inventories)
+
+    def put_traits(self, uuid, generation, traits):
+        """Make the provider's traits exactly ``traits``.
+
+        :returns: the provider's new generation.
+        """
+        for name in traits:
+            self.ensure_trait(name)
+        return self._put_generation(
+            '/resource_providers/%s/traits' % uuid, uuid, generation,
+            'traits', sorted(traits), self.get_traits)
+
+    def _put_generation(self, url, uuid, generation, key, value, reread):
+        """PUT a whole value guarded by the provider's generation.
+
+        When the provider changed since it was read (409 concurrent
+        update), read it again: stop if it already holds ``value``,
+        otherwise write again with the new generation, at most
+        ``[conductor] placement_max_retries`` times.
+        """
+        for _attempt in range(self.max_retries + 1):
+            resp = self._request('PUT', url, {
+                'resource_provider_generation': generation, key: value})
+            if resp.status_code == 200:
+                return resp.json()['resource_provider_generation']
+            if resp.status_code == 409 and (_error_code(resp) ==
+                                            CONCURRENT_UPDATE):
+                LOG.info('Resource provider %(uuid)s changed since it was '
+                         'read (generation %(gen)s); reading it again',
+                         {'uuid': uuid, 'gen': generation})
+                generation, current = reread(uuid)
+                if (set(current) == set(value) if key == 'traits'
+                        else current == value):
+                    return generation
+                continue
+            if resp.status_code == 409:
+                raise exception.ObjectInUse(kind=_('Resource provider'),
+                                            uuid=uuid,
+                                            reason=_error_detail(resp))
+            if resp.status_code == 400:
+                # Perhaps a custom name was deleted behind our back.
+                forget_known_names()
+            raise self._failed('PUT', url, resp)
+        raise exception.ResourceProviderGenerationConflict(
+            uuid=uuid, retries=self.max_retries)
+
+    # --- custom names -----------------------------------------------------
+
+    def ensure_resource_class(self, name):
+        """Create custom resource class ``name`` unless it is known."""
+        self._ensure_name('/resource_classes/', name)
+
+    def ensure_trait(self, name):
+        """Create custom trait ``name`` unless it is known."""
+        self._ensure_name('/traits/', name)
+
+    def _ensure_name(self, prefix, name):
+        # Standard names come with Placement; only custom ones are created.
+        if not name.startswith(CUSTOM_PREFIX):
+            return
+        url = prefix + name
+        with _known_lock:
+            if url in _known_names:
+                return
+        resp = self._request('PUT', url)
+        if resp.status_code not in (201, 204):
+            raise self._failed('PUT', url, resp)
+        with _known_lock:
+            _known_names.add(url)

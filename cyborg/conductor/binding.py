@@ -1,0 +1,385 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The background half of an ARQ bind, and the release of what it made.
+
+A bind of one BindStarted ARQ, in order: check that the resource provider
+is a deployable of the named host that can serve the ARQ's profile group;
+claim a free attach handle (a conditional UPDATE, so never one handle for
+two ARQs); program the FPGA when the group asks for a bitstream or
+function the deployable does not hold; create the mediated device of an
+MDEV handle; mark the ARQ Bound. Any failure marks it BindFailed and gives
+the handle back. Once every ARQ of an instance is resolved, Nova gets one
+``accelerator-request-bound`` event per ARQ in one call.
+
+The mdev of an MDEV handle is named by the handle's uuid, which is the
+``attach_handle_uuid`` that the API shows and os-acc and Nova attach. A
+leftover mdev is therefore reused, not duplicated, by the next bind of the
+same handle.
+
+Every step can be repeated: a conductor that restarts resumes the binds it
+left in BindStarted (:func:`resume_binds`), and a bind older than
+``[DEFAULT] bind_timeout`` is failed (:func:`expire_binds`).
+"""
+
+import collections
+import datetime
+import time
+
+from oslo_log import log
+import oslo_messaging as messaging
+from oslo_utils import timeutils
+
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import nova
+import cyborg.conf
+from cyborg.db import api as db_api
+from cyborg.drivers import fpga
+from cyborg import exception
+from cyborg.i18n import _
+from cyborg.objects import accelerator_request as arq_obj
+from cyborg.objects import attach_handle as handle_obj
+from cyborg.objects import attribute as attribute_obj
+from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
+from cyborg import states
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+RESOURCES_PREFIX = 'resources:'
+TRAIT_PREFIX = 'trait:'
+# Failures of an agent call: a domain error it raised, or no answer.
+_AGENT_ERRORS = (exception.CyborgException, messaging.MessagingException)
+
+
+# --- checks before anything is claimed --------------------------------------
+
+def _failed(arq, reason):
+    return exception.BindFailed(uuid=arq.uuid, reason=reason)
+
+
+def _deployable(context, arq):
+    """The deployable behind the ARQ's resource provider, on its host."""
+    found = deployable_obj.Deployable.list(
+        context, filters={'rp_uuid': arq.device_rp_uuid})
+    if not found:
+        raise _failed(arq, _('unknown RP %s: no deployable has it')
+                      % arq.device_rp_uuid)
+    deployable = found[0]
+    device = device_obj.Device.get_by_id(context, deployable.device_id)
+    if device.hostname != arq.hostname:
+        raise _failed(arq, _('RP of another host: %(rp)s is on %(other)s, '
+                             'not %(host)s') % {'rp': arq.device_rp_uuid,
+                                                'other': device.hostname,
+                                                'host': arq.hostname})
+    if device.vanished_at is not None:
+        raise _failed(arq, _('the device is no longer reported by its '
+                             'host (device %(device)s, RP %(rp)s)') % {
+            'device': device.uuid, 'rp': arq.device_rp_uuid})
+    return deployable
+
+
+def _check_serves(arq, attributes):
+    """The deployable's rc and traits satisfy the ARQ's group."""
+    group = arq.device_profile_group
+    rc = attributes.get('rc')
+    traits = {v for k, v in attributes.items() if k.startswith('trait')}
+    for key, value in sorted(group.items()):
+        if key.startswith(RESOURCES_PREFIX):
+            wanted = key[len(RESOURCES_PREFIX):]
+            if wanted != rc:
+                raise _failed(arq, _('the RP offers %(rc)s, the group asks '
+                                     'for %(wanted)s') % {'rc': rc,
+                                                          'wanted': wanted})
+        elif key.startswith(TRAIT_PREFIX):
+            trait = key[len(TRAIT_PREFIX):]
+            if value == 'required' and trait not in traits:
+                raise _failed(arq, _('the RP lacks required trait %s')
+                              % trait)
+            if value == 'forbidden' and trait in traits:
+                raise _failed(arq, _('the RP has forbidden trait %s')
+                              % trait)
+
+
+def _programming(group, deployable, traits):
+    """The ``program`` arguments the group needs, or None if none are.
+
+    A deployable already holding the asked bitstream, or a function trait
+    of the asked function, is used as it is.
+    """
+    bitstream_id = group.get('accel:bitstream_id')
+    function_id = group.get('accel:function_id')
+    function_name = group.get('accel:function_name')
+    if bitstream_id:
+        if bitstream_id == deployable.bitstream_id:
+            return None
+        return {'bitstream_id': bitstream_id}
+    if function_id:
+        if fpga.function_trait(fpga.normalize_id(function_id)) in traits:
+            return None
+        return {'function_id': function_id}
+    if function_name:
+        # Only Glance knows which function ids carry this name.
+        return {'function_name': function_name}
+    return None
+
+
+# --- one ARQ -----------------------------------------------------------------
+
+def _remaining(arq, deadline):
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _failed(arq, _('not done within [DEFAULT] bind_timeout '
+                             '(%d s)') % CONF.bind_timeout)
+    return left
+
+
+def _parent_address(info):
+    return '%(domain)s:%(bus)s:%(device)s.%(function)s' % info
+
+
+def _bind_steps(context, arq, agent, deadline, made):
+    _remaining(arq, deadline)
+    deployable = _deployable(context, arq)
+    attributes = {a.key: a.value for a in attribute_obj.Attribute.list(
+        context, filters={'deployable_id': deployable.id})}
+    _check_serves(arq, attributes)
+    program = _programming(
+        arq.device_profile_group, deployable,
+        {v for k, v in attributes.items() if k.startswith('trait')})
+    arq.claim_handle(context, deployable.id)
+    handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
+    if program is not None:
+        others = [h for h in handle_obj.AttachHandle.list(
+            context, filters={'deployable_id': deployable.id,
+                              'in_use': True}) if h.id != handle.id]
+        if others:
+            raise _failed(arq, _('programming %(name)s would disturb '
+                                 '%(count)d accelerator(s) in use') % {
+                'name': deployable.name, 'count': len(others)})
+        LOG.info('Programming %(name)s on %(host)s for accelerator request '
+                 '%(uuid)s with %(program)s',
+                 {'name': deployable.name, 'host': arq.hostname,
+                  'uuid': arq.uuid, 'program': program})
+        loaded = agent.program(context, arq.hostname, deployable.name,
+                               timeout=_remaining(arq, deadline), **program)
+        # Recorded now so the next ARQ on this region is not programmed
+        # again; the agent's fresh report says the same.
+        db_api.update(context, 'deployable', deployable.uuid,
+                      {'bitstream_id': loaded})
+    if handle.attach_type == states.ATTACH_MDEV:
+        _remaining(arq, deadline)
+        made['mdev'] = handle
+        agent.create_mdev(context, arq.hostname, handle.uuid,
+                          handle.attach_info['asked_type'],
+                          _parent_address(handle.attach_info))
+    _remaining(arq, deadline)
+    arq.update_state(context, states.BOUND, expected=[states.BIND_STARTED])
+
+
+def bind(context, arq, agent, deadline):
+    """Bind one BindStarted ARQ: Bound, or BindFailed with its reason logged.
+
+    :param agent: an :class:`cyborg.agent.rpcapi.AgentAPI`.
+    :param deadline: :func:`time.monotonic` value by which it must be done.
+    :returns: the resolved ARQ, or None when it left BindStarted by other
+        hands (unbound, deleted or bound elsewhere): no event is due then.
+    """
+    made = {}
+    try:
+        _bind_steps(context, arq, agent, deadline, made)
+        LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
+                 {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
+        return arq
+    except exception.BindFailed as e:
+        reason = e.kwargs['reason']
+    except _AGENT_ERRORS as e:
+        # Includes the ARQ being unbound or deleted meanwhile.
+        reason = str(e)
+    except Exception as e:
+        # A background bind has no caller to raise to: an unexpected
+        # error must still fail the ARQ instead of leaving it binding.
+        LOG.exception('Unexpected error binding accelerator request %s',
+                      arq.uuid)
+        reason = repr(e)
+    return _fail(context, arq, agent, reason, made.get('mdev'))
+
+
+def _fail(context, arq, agent, reason, mdev_handle=None):
+    LOG.warning('Binding accelerator request %(uuid)s failed: %(reason)s',
+                {'uuid': arq.uuid, 'reason': reason})
+    resolved = arq
+    try:
+        arq.fail_bind(context)
+    except (exception.AcceleratorRequestNotFound,
+            exception.AcceleratorRequestInvalidState) as e:
+        LOG.info('Accelerator request %(uuid)s left as it is: %(err)s',
+                 {'uuid': arq.uuid, 'err': e})
+        resolved = None
+    if mdev_handle is not None:
+        handle = handle_obj.AttachHandle.get_by_id(context, mdev_handle.id)
+        if not handle.in_use:
+            _remove_mdev(context, agent, arq.hostname, handle, quiet=True)
+    return resolved
+
+
+def _remove_mdev(context, agent, host, handle, quiet=False):
+    try:
+        agent.remove_mdev(context, host, handle.uuid)
+    except _AGENT_ERRORS as e:
+        if not quiet:
+            raise
+        LOG.warning('Mediated device %(uuid)s on %(host)s stays: %(err)s; '
+                    'the next bind of its handle reuses it',
+                    {'uuid': handle.uuid, 'host': host, 'err': e})
+
+
+# --- instances: binds in the background and Nova events ----------------------
+
+def _notify(context, arqs):
+    """One call to Nova for the resolved ARQs (all of one instance)."""
+    events = [nova.arq_event(a.instance_uuid, a.uuid,
+                             a.state == states.BOUND) for a in arqs]
+    nova.NovaClient(CONF).send_arq_events(context, events)
+
+
+def bind_instance(context, arqs, deadline):
+    """Bind the ARQs of one instance in turn, then tell Nova once."""
+    agent = agent_rpcapi.AgentAPI()
+    resolved = [bind(context, arq, agent, deadline) for arq in arqs]
+    _notify(context, [a for a in resolved if a is not None])
+
+
+def _by_instance(arqs):
+    groups = collections.defaultdict(list)
+    for arq in arqs:
+        groups[arq.instance_uuid].append(arq)
+    return groups
+
+
+def submit(context, arqs, executor, deadline=None):
+    """Bind BindStarted ARQs in the background, one task per instance.
+
+    :param deadline: :func:`time.monotonic` value by which the binds must
+        be done; ``[DEFAULT] bind_timeout`` from now by default.
+    :returns: the futures of the tasks.
+    """
+    if deadline is None:
+        deadline = time.monotonic() + CONF.bind_timeout
+    return [executor.submit(bind_instance, context, group, deadline)
+            for group in _by_instance(arqs).values()]
+
+
+# --- binds a conductor left behind -------------------------------------------
+
+def _cutoff():
+    return timeutils.utcnow() - datetime.timedelta(seconds=CONF.bind_timeout)
+
+
+def expire_binds(context):
+    """Fail the binds that outlived ``[DEFAULT] bind_timeout``.
+
+    Meant for a periodic task. Each instance's failed ARQs go to Nova in
+    one call.
+
+    :returns: the ARQs that were failed.
+    """
+    arqs = arq_obj.AcceleratorRequest.list_bind_started(
+        context, updated_before=_cutoff())
+    if not arqs:
+        return []
+    agent = agent_rpcapi.AgentAPI()
+    expired = []
+    for instance_arqs in _by_instance(arqs).values():
+        failed = []
+        for arq in instance_arqs:
+            mdev = None
+            if arq.attach_handle_id is not None:
+                handle = handle_obj.AttachHandle.get_by_id(
+                    context, arq.attach_handle_id)
+                if handle.attach_type == states.ATTACH_MDEV:
+                    mdev = handle
+            resolved = _fail(context, arq, agent,
+                             _('not done within [DEFAULT] bind_timeout '
+                               '(%d s)') % CONF.bind_timeout, mdev)
+            if resolved is not None:
+                failed.append(resolved)
+        _notify(context, failed)
+        expired.extend(failed)
+    return expired
+
+
+def resume_binds(context, executor):
+    """Finish or fail every bind left in BindStarted, at service start.
+
+    Binds past ``[DEFAULT] bind_timeout`` fail; the others run again in the
+    background within what is left of their time. Every step of a bind can
+    be repeated, so a bind that another conductor is still running only
+    ends once: the last transition is conditional.
+
+    :returns: the futures of the resumed binds.
+    """
+    expire_binds(context)
+    now = timeutils.utcnow()
+    futures = []
+    for group in _by_instance(arq_obj.AcceleratorRequest.list_bind_started(
+            context)).values():
+        started = min(a.updated_at or a.created_at for a in group)
+        age = (now - started.replace(tzinfo=None)).total_seconds()
+        deadline = time.monotonic() + max(CONF.bind_timeout - age, 0)
+        LOG.info('Resuming binds of accelerator requests %s',
+                 [a.uuid for a in group])
+        futures.extend(submit(context, group, executor, deadline=deadline))
+    return futures
+
+
+# --- unbind and delete -------------------------------------------------------
+
+def _mdev_of(context, arq):
+    if arq.attach_handle_id is None or not arq.hostname:
+        return None
+    handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
+    return handle if handle.attach_type == states.ATTACH_MDEV else None
+
+
+def unbind(context, arq, agent=None):
+    """Release an ARQ's handle and mdev; it becomes Unbound.
+
+    :raises UnbindFailed: the agent could not remove the mdev; the ARQ is
+        UnbindFailed, keeps its handle, and a later unbind retries.
+    """
+    handle = _mdev_of(context, arq)
+    if handle is not None:
+        agent = agent or agent_rpcapi.AgentAPI()
+        try:
+            _remove_mdev(context, agent, arq.hostname, handle)
+        except _AGENT_ERRORS as e:
+            LOG.warning('Unbinding accelerator request %(uuid)s failed: '
+                        '%(err)s', {'uuid': arq.uuid, 'err': e})
+            arq.update_state(context, states.UNBIND_FAILED,
+                             expected=[arq.state])
+            raise exception.UnbindFailed(uuid=arq.uuid, reason=str(e))
+    arq.unbind(context)
+
+
+def remove_mdevs(context, arqs):
+    """Remove the mdevs of ARQs about to be deleted, as far as possible.
+
+    Deleting must not stop at a host that is down: an mdev left there keeps
+    its handle's uuid and is reused by the next bind of that handle.
+    """
+    agent = None
+    for arq in arqs:
+        handle = _mdev_of(context, arq)
+        if handle is not None:
+            agent = agent or agent_rpcapi.AgentAPI()
+            _remove_mdev(context, agent, arq.hostname, handle, quiet=True)

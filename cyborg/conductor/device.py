@@ -1,0 +1,82 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Operator actions on one device or deployable: maintenance, programming.
+
+Disabling a device (``maintaining``) reserves its whole inventory in
+Placement so the scheduler stops picking it, while the accelerators
+already in use stay attached; enabling it frees the inventory again. The
+database keeps the status across the agent's later reports, so every
+Placement sync after it keeps the reservation.
+"""
+
+from oslo_log import log
+
+from cyborg.agent import rpcapi as agent_rpcapi
+import cyborg.conf
+from cyborg.db import api as db_api
+from cyborg import exception
+from cyborg.i18n import _
+from cyborg.objects import attach_handle as handle_obj
+from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+
+def set_status(context, device_uuid, status):
+    """Store the device's new status; returns the device.
+
+    The caller syncs the device's host with Placement afterwards.
+    """
+    device = device_obj.Device.get_by_uuid(context, device_uuid)
+    if device.status != status:
+        db_api.update(context, 'device', device_uuid, {'status': status})
+        LOG.info('Device %(uuid)s on host %(host)s is now %(status)s',
+                 {'uuid': device_uuid, 'host': device.hostname,
+                  'status': status})
+    return device
+
+
+def program(context, deployable_uuid, image_uuid, agent=None):
+    """Load a Glance bitstream into an FPGA deployable through its agent.
+
+    Refused while any accelerator of the deployable is in use: loading a
+    new bitstream would pull it from under its instance.
+
+    :returns: the deployable, with the loaded ``bitstream_id``.
+    :raises NotProgrammable: it is not an FPGA region.
+    :raises ObjectInUse: an accelerator of it is in use.
+    """
+    deployable = deployable_obj.Deployable.get_by_uuid(context,
+                                                       deployable_uuid)
+    device = device_obj.Device.get_by_id(context, deployable.device_id)
+    if device.type != 'FPGA':
+        raise exception.NotProgrammable(
+            deployable=deployable_uuid,
+            reason=_('it belongs to a %s device, not an FPGA') % device.type)
+    in_use = handle_obj.AttachHandle.list(
+        context, filters={'deployable_id': deployable.id, 'in_use': True})
+    if in_use:
+        raise exception.ObjectInUse(
+            kind='Deployable', uuid=deployable_uuid,
+            reason=_('%d of its accelerators are attached') % len(in_use))
+    agent = agent or agent_rpcapi.AgentAPI()
+    LOG.info('Programming %(name)s on host %(host)s with image %(image)s',
+             {'name': deployable.name, 'host': device.hostname,
+              'image': image_uuid})
+    loaded = agent.program(context, device.hostname, deployable.name,
+                           bitstream_id=image_uuid,
+                           timeout=CONF.bind_timeout)
+    db_api.update(context, 'deployable', deployable_uuid,
+                  {'bitstream_id': loaded})
+    return deployable_obj.Deployable.get_by_uuid(context, deployable_uuid)

@@ -1,0 +1,114 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Store an agent's host report, under the host's inventory lease.
+
+The lease (a row of the ``hosts`` table) makes sure that of several
+conductors only one reconciles a host at a time; the report itself is
+applied as a keyed diff by :func:`cyborg.db.api.inventory_apply`.
+"""
+
+import contextlib
+
+from oslo_log import log as logging
+
+import cyborg.conf
+from cyborg.db import api as db_api
+from cyborg import exception
+
+CONF = cyborg.conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def host_lease(context, hostname, owner):
+    """Hold the inventory lease of ``hostname`` for a ``with`` block.
+
+    Every workflow that changes a host's inventory, in the database or in
+    Placement, runs inside it. The lease lasts ``[conductor]
+    host_lease_seconds`` and is released when the block ends, however it
+    ends.
+
+    :param owner: who takes it, unique among conductors (e.g. the
+        conductor's host name and worker).
+    :raises HostLeaseHeld: another conductor holds the lease; the caller
+        should give up and let a later report or pass retry.
+    """
+    if not db_api.host_lease_acquire(context, hostname, owner,
+                                     CONF.conductor.host_lease_seconds):
+        holder = db_api.host_get(context, hostname).lease_owner
+        raise exception.HostLeaseHeld(host=hostname, owner=holder)
+    try:
+        yield
+    finally:
+        if not db_api.host_lease_release(context, hostname, owner):
+            LOG.warning('The inventory lease of host %(host)s expired '
+                        'while %(owner)s worked on it; another conductor '
+                        'may have worked on it at the same time. Raise '
+                        '[conductor] host_lease_seconds.',
+                        {'host': hostname, 'owner': owner})
+
+
+def apply_report(context, host_report, owner):
+    """Make the database hold what ``host_report`` says about its host.
+
+    :param host_report: a :class:`cyborg.objects.driver_report.HostReport`.
+    :returns: a :class:`cyborg.db.api.InventoryDiff` for the Placement
+        sync that follows.
+    :raises HostLeaseHeld: another conductor is reconciling the host; the
+        agent sends its report again on its next pass.
+    :raises InvalidHostReport: the report contradicts itself.
+    """
+    hostname = host_report.hostname
+    devices = _devices(hostname, host_report)
+    with host_lease(context, hostname, owner):
+        diff = db_api.inventory_apply(context, hostname, devices)
+    LOG.info('Inventory of host %(host)s: %(diff)s',
+             {'host': hostname, 'diff': diff})
+    return diff
+
+
+def _field(obj, name):
+    """A field's value, or its default when the sender left it unset."""
+    if obj.obj_attr_is_set(name):
+        return getattr(obj, name)
+    return obj.fields[name].default
+
+
+def _devices(hostname, host_report):
+    """The report as the plain values :func:`inventory_apply` takes."""
+    try:
+        return [{
+            'type': device.type,
+            'vendor': device.vendor,
+            'model': device.model,
+            'std_board_info': _field(device, 'std_board_info'),
+            'vendor_board_info': _field(device, 'vendor_board_info'),
+            'cpid_type': device.controlpath_id.cpid_type,
+            'cpid_info': dict(device.controlpath_id.cpid_info),
+            'deployables': [{
+                'name': dep.name,
+                'parent_name': _field(dep, 'parent_name'),
+                'num_accelerators': dep.num_accelerators,
+                'driver_name': dep.driver_name,
+                'bitstream_id': _field(dep, 'bitstream_id'),
+                'attributes': [(attr.key, attr.value)
+                               for attr in _field(dep, 'attributes')],
+                'attach_handles': [{
+                    'attach_type': handle.attach_type,
+                    'attach_info': dict(handle.attach_info),
+                    'in_use': _field(handle, 'in_use'),
+                } for handle in _field(dep, 'attach_handles')],
+            } for dep in _field(device, 'deployables')],
+        } for device in _field(host_report, 'devices')]
+    except NotImplementedError as e:
+        # oslo.versionedobjects' way of saying a required field is unset.
+        raise exception.InvalidHostReport(host=hostname, reason=str(e))

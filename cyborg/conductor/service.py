@@ -1,0 +1,62 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The ``cyborg-conductor`` service: the RPC server and its periodic work.
+
+At start it resumes the binds a stopped conductor left behind; then every
+``[DEFAULT] periodic_interval`` seconds it fails binds that outlived
+``[DEFAULT] bind_timeout`` and reconciles Placement for the hosts whose
+``[conductor] reconcile_interval`` has passed.
+"""
+
+import random
+
+from oslo_log import log
+
+from cyborg.common import service
+from cyborg.conductor import binding
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
+import cyborg.conf
+from cyborg import context as cyborg_context
+from cyborg.objects import base as objects_base
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+
+class ConductorService(service.RPCService):
+    """Serves the conductor RPC API and runs the periodic tasks."""
+
+    def __init__(self, host=None, executor=None):
+        host = host or CONF.host
+        super().__init__(manager.ConductorManager(host, executor),
+                         rpcapi.TOPIC, objects_base.CyborgObjectSerializer(),
+                         host=host)
+
+    def start(self):
+        super().start()
+        context = cyborg_context.get_admin_context()
+        binding.resume_binds(context, self.manager.executor)
+        self.tg.add_timer_args(
+            CONF.periodic_interval, self.periodic_tasks, args=[context],
+            initial_delay=random.uniform(0, CONF.periodic_fuzzy_delay),
+            stop_on_exception=False)
+
+    def periodic_tasks(self, context):
+        """One pass of the periodic work; a failing task spoils no other."""
+        for task in (binding.expire_binds, self.manager.reconciler.run):
+            try:
+                task(context)
+            except Exception:
+                LOG.exception('Periodic task %s failed; it runs again in '
+                              '%d s', task.__qualname__,
+                              CONF.periodic_interval)

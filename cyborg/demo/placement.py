@@ -1,0 +1,99 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The real OpenStack Placement service on SQLite, for demos and tests.
+
+Placement is the ``openstack-placement`` package itself, loaded with its
+own ``deploy.loadapp`` and served on loopback by cheroot, with
+``noauth2``: a request carrying the token ``admin`` is an admin. Cyborg
+reaches it with keystoneauth's ``admin_token`` plugin (``endpoint`` set to
+:attr:`PlacementServer.url`, ``token`` ``admin``).
+
+Placement keeps one database engine per process, so one process serves
+one Placement.
+
+Run it on its own with ``python -m cyborg.demo.placement --port 8778
+--db sqlite:////path/placement.sqlite``.
+"""
+
+import argparse
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
+from oslo_config import cfg
+from placement import conf as placement_conf
+from placement import db_api
+from placement import deploy
+
+from cyborg.demo import server
+
+TOKEN = 'admin'
+
+#: SQLite lets one writer in at a time and answers "database is locked"
+#: to a transaction that would have to wait for another one's write lock,
+#: so one thread serves all requests.
+THREADS = 1
+
+
+def make_app(db_url):
+    """Placement's WSGI application on the database at ``db_url``.
+
+    The schema is created or upgraded and the standard traits and resource
+    classes are loaded, as ``placement-manage db sync`` would.
+    """
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    conf.set_default('connection', db_url, group='placement_database')
+    conf([], project='placement', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('sync_on_startup', True, group='placement_database')
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    db_api.configure(conf)
+    return deploy.loadapp(conf)
+
+
+def adapter(url, microversion):
+    """A keystoneauth adapter that calls the Placement at ``url`` directly.
+
+    Errors are answered, not raised, so callers can check status codes.
+    """
+    auth = ks_loading.get_plugin_loader('admin_token').load_from_options(
+        endpoint=url, token=TOKEN)
+    return ks_adapter.Adapter(ks_session.Session(auth=auth),
+                              service_type='placement',
+                              default_microversion=microversion,
+                              raise_exc=False)
+
+
+class PlacementServer(server.LoopbackServer):
+    """Placement served on ``host``:``port`` (0 picks a free port)."""
+
+    def __init__(self, db_url, host='127.0.0.1', port=0, threads=THREADS):
+        super().__init__(make_app(db_url), host, port, threads,
+                         name='placement')
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Serve the real Placement API with noauth2 on SQLite.')
+    parser.add_argument('--host', default='127.0.0.1')
+    parser.add_argument('--port', type=int, default=8778)
+    parser.add_argument('--db', required=True,
+                        help='SQLAlchemy URL of the Placement database')
+    args = parser.parse_args(argv)
+    server = PlacementServer(args.db, args.host, args.port)
+    print('Placement serving on %s' % server.url, flush=True)
+    server.serve_forever()
+
+
+if __name__ == '__main__':
+    main()

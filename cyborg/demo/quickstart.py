@@ -1,0 +1,462 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The quickstart: a whole Cyborg on loopback, and two simulated boots.
+
+``tools/quickstart.sh`` installs Cyborg, then runs this module. Everything
+lives under one state directory: ``cyborg.conf``, the SQLite databases,
+the simulated host's sysfs tree (two Intel FPGAs with VFs, an NVIDIA GPU
+with vGPU types, a QAT card, plus the fake driver's device), the demo
+bitstream's image, the process ids (``run/``) and logs (``logs/``).
+
+``start`` starts the real Placement, the local image service and Cyborg
+(one all-in-one process on ``fake://``, or ``cyborg-api``,
+``cyborg-conductor`` and ``cyborg-agent`` on RabbitMQ), registers the
+compute node as nova-compute would, waits until the devices are in
+Placement and runs ``demo``: boot an FPGA instance (programmed with the
+demo bitstream) and a vGPU instance with :mod:`cyborg.demo.nova_sim`,
+print their ``<hostdev>`` elements, delete them. ``status`` and ``stop``
+look after the services. Starting again stops what runs first.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from cyborg.demo import glance
+from cyborg.demo import nova_events
+from cyborg.demo import nova_sim
+from cyborg.demo import placement
+from cyborg.demo import sysfs
+
+HOST = 'demo-compute1'
+PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774}
+#: The simulated host: (builder of cyborg.demo.sysfs, address, options).
+HOST_DEVICES = [
+    ('intel_fpga', '0000:5e:00.0', {'vfs': 2}),
+    ('intel_fpga', '0000:af:00.0', {'vfs': 2}),
+    ('nvidia_gpu', '0000:3b:00.0', {'mdev_types': {'nvidia-222': 4,
+                                                   'nvidia-223': 2}}),
+    ('intel_qat', '0000:3d:00.0', {'vfs': 2}),
+]
+DRIVERS = 'intel_fpga_driver,nvidia_gpu_driver,intel_qat_driver,fake_driver'
+VGPU_TYPE = 'nvidia-222'
+#: The PR interface id the simulated Intel cards show (sysfs default).
+INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
+FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+#: What must be in Placement before the demo boots: resource class and
+#: how many providers offer it.
+EXPECTED = {'FPGA': 2, 'VGPU': 1}
+#: The demo's instances: name, device profile, its groups.
+DEMO = [
+    ('vm-fpga', 'demo-fpga-aes', [{
+        'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required',
+        'accel:bitstream_id': '{image}'}]),
+    ('vm-vgpu', 'demo-vgpu', [{
+        'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}]),
+]
+
+#: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
+#: AFU id where the card's port shows it, as the real tool makes the
+#: kernel do. The demo bitstream is JSON naming that id.
+_FPGACONF = '''#!{python}
+import json, sys
+args = sys.argv[1:]
+with open(args[-1]) as f:
+    afu_id = json.load(f)["afu_id"]
+opt = dict(zip(args[:-1:2], args[1:-1:2]))
+address = "%04x:%02x:%02x.%x" % tuple(
+    int(opt[o], 16) for o in ("-S", "-B", "-D", "-F"))
+with open({afu_files!r}) as f:
+    afu_file = json.load(f)[address]
+with open(afu_file, "w") as f:
+    f.write(afu_id.replace("-", "") + "\\n")
+print("fpgaconf (quickstart stand-in): loaded %s into %s" % (
+    args[-1], address))
+'''
+
+
+_LAUNCH = (
+    'import subprocess, sys\n'
+    'log = open(sys.argv[1], "ab")\n'
+    'print(subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, '
+    'stdout=log, stderr=subprocess.STDOUT, start_new_session=True).pid)\n')
+
+
+class QuickstartError(Exception):
+    """A step failed; the message says which and where the logs are."""
+
+
+def _started(pid):
+    """When process ``pid`` started (clock ticks since boot), or None.
+
+    None too for a process that ended and waits to be reaped.
+    """
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            # Fields after the command name, which may hold spaces: the
+            # state is field 3, the start time field 22.
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in ('Z', 'X') else int(fields[19])
+
+
+def _say(line):
+    print(line, flush=True)
+
+
+class Quickstart:
+    """The quickstart's services and files under ``state``."""
+
+    def __init__(self, state, ports=None):
+        self.state = os.path.abspath(state)
+        self.ports = dict(PORTS, **(ports or {}))
+        self.conf = os.path.join(self.state, 'cyborg.conf')
+
+    def path(self, *parts):
+        return os.path.join(self.state, *parts)
+
+    def url(self, service):
+        return 'http://127.0.0.1:%d' % self.ports[service]
+
+    # --- files ------------------------------------------------------------
+
+    def prepare(self, rabbit=None, db=None):
+        """Write the config, the simulated host and the demo bitstream."""
+        for sub in ('run', 'logs', 'bin', 'downloads'):
+            os.makedirs(self.path(sub), exist_ok=True)
+        with open(self.path('quickstart.json'), 'w') as f:
+            json.dump({'ports': self.ports, 'rabbit': rabbit}, f)
+        # Built afresh: the services are stopped, the host is "rebooted".
+        shutil.rmtree(self.path('sysfs'), ignore_errors=True)
+        tree = sysfs.build(self.path('sysfs'), HOST_DEVICES)
+        with open(self.path('bin', 'afu_files.json'), 'w') as f:
+            json.dump(tree.afu_files, f)
+        fpgaconf = self.path('bin', 'fpgaconf')
+        with open(fpgaconf, 'w') as f:
+            f.write(_FPGACONF.format(
+                python=sys.executable,
+                afu_files=self.path('bin', 'afu_files.json')))
+        os.chmod(fpgaconf, 0o755)
+        image = self.bitstream()
+        with open(self.conf, 'w') as f:
+            f.write(self._config(rabbit, db))
+        return image
+
+    def bitstream(self):
+        """The demo bitstream's image, stored on first use."""
+        images = self.path('images')
+        if os.path.isdir(images):
+            for entry in os.listdir(images):
+                if entry.endswith('.json'):
+                    with open(os.path.join(images, entry)) as f:
+                        return json.load(f)
+        data = json.dumps({'afu_id': FUNCTION_ID}).encode()
+        return glance.store_image(
+            images, data, name='demo-aes', **{
+                'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
+                'vendor': 'Intel', 'board': 'PAC_ARRIA10',
+                'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
+                'function_uuid': FUNCTION_ID, 'function_name': 'aes',
+                'version': '1.0', 'driver': 'OPAE', 'driver_ver': '2.0',
+                'driver_path': '/opt/opae'})
+
+    def _config(self, rabbit, db):
+        def token(url):
+            return 'auth_type = admin_token\nendpoint = %s\ntoken = %s' % (
+                url, placement.TOKEN)
+        return '\n'.join([
+            '[DEFAULT]',
+            'host = %s' % HOST,
+            'state_path = %s' % self.state,
+            'transport_url = %s' % (rabbit or 'fake://'),
+            '', '[database]',
+            'connection = %s' % (
+                db or 'sqlite:///%s' % self.path('cyborg.sqlite')),
+            '', '[api]',
+            'auth_strategy = noauth',
+            'host_ip = 127.0.0.1',
+            'port = %d' % self.ports['api'],
+            'api_workers = 1',
+            '', '[conductor]',
+            'workers = 1',
+            '', '[agent]',
+            'enabled_drivers = %s' % DRIVERS,
+            'sysfs_root = %s' % self.path('sysfs'),
+            'resource_provider_name = %s' % HOST,
+            'enable_hotplug_monitor = false',
+            'placement_wait_interval = 2',
+            '', '[gpu_devices]',
+            'enabled_vgpu_types = %s' % VGPU_TYPE,
+            '', '[fpga]',
+            'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
+            '', '[glance]',
+            'endpoint_override = %s' % self.url('glance'),
+            'download_dir = %s' % self.path('downloads'),
+            '', '[placement]', token(self.url('placement')),
+            '', '[nova]', token(self.url('nova')),
+            '', '[oslo_concurrency]',
+            'lock_path = %s' % self.path('run'),
+            ''])
+
+    # --- processes --------------------------------------------------------
+
+    def _commands(self, rabbit):
+        python = sys.executable
+
+        def console(module):
+            # The console scripts' code, run by this interpreter, so the
+            # services run from the same tree wherever it is installed.
+            return [python, '-c', 'import sys; from cyborg.cmd.%s import '
+                    'main; sys.exit(main())' % module,
+                    '--config-file', self.conf]
+
+        commands = [
+            ('placement', [python, '-m', 'cyborg.demo.placement',
+                           '--port', str(self.ports['placement']), '--db',
+                           'sqlite:///' + self.path('placement.sqlite')]),
+            ('glance', [python, '-m', 'cyborg.demo.glance', '--port',
+                        str(self.ports['glance']), '--dir',
+                        self.path('images')]),
+        ]
+        if rabbit:
+            commands += [(name, console(name))
+                         for name in ('conductor', 'api', 'agent')]
+        else:
+            commands.append(('all_in_one', console('all_in_one')))
+        return commands
+
+    def _pid(self, name):
+        """The pid of service ``name`` if it runs, else None."""
+        try:
+            with open(self.path('run', name + '.pid')) as f:
+                pid, started = json.load(f)
+        except (OSError, ValueError):
+            return None
+        # A pid the kernel gave to another program since is not ours. The
+        # start time tells (services may retitle their command line).
+        return pid if _started(pid) == started else None
+
+    def _spawn(self, name, argv):
+        """Start a service in a session of its own, not as our child.
+
+        A launcher starts it and exits, so the service outlives this
+        process and nobody has to reap it. The launcher returns once the
+        service's program runs, so its pid file is right at once.
+        """
+        launched = subprocess.run(
+            [sys.executable, '-c', _LAUNCH,
+             self.path('logs', name + '.log')] + argv,
+            cwd=self.state, check=True, capture_output=True, text=True)
+        pid = int(launched.stdout)
+        with open(self.path('run', name + '.pid'), 'w') as f:
+            json.dump([pid, _started(pid)], f)
+
+    def services(self):
+        """(name, pid or None) of every service that was started."""
+        run = self.path('run')
+        names = sorted(e[:-4] for e in os.listdir(run)
+                       if e.endswith('.pid')) if os.path.isdir(run) else []
+        return [(name, self._pid(name)) for name in names]
+
+    def stop(self):
+        for name, pid in self.services():
+            if pid is not None:
+                _say('== stopping %s (pid %d)' % (name, pid))
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 30
+                while (self._pid(name) is not None and
+                       time.monotonic() < deadline):
+                    time.sleep(0.2)
+                if self._pid(name) is not None:
+                    os.kill(pid, signal.SIGKILL)
+            os.unlink(self.path('run', name + '.pid'))
+
+    def _wait_http(self, name, url, timeout=120):
+        adapter = nova_sim.cyborg_adapter(url)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._pid(name) is None:
+                raise QuickstartError('%s exited; see %s' % (
+                    name, self.path('logs', name + '.log')))
+            try:
+                if adapter.get('').status_code < 500:
+                    return
+            except Exception:
+                pass
+            time.sleep(0.5)
+        raise QuickstartError('%s does not answer on %s; see %s' % (
+            name, url, self.path('logs', name + '.log')))
+
+    def start(self, rabbit=None, db=None):
+        self.stop()
+        self.prepare(rabbit, db)
+        _say('== building the database schema')
+        subprocess.run([sys.executable, '-c', 'import sys; from '
+                        'cyborg.cmd.dbsync import main; sys.exit(main())',
+                        '--config-file', self.conf, 'upgrade'], check=True,
+                       cwd=self.state)
+        commands = dict(self._commands(rabbit))
+        for name in ('placement', 'glance'):
+            _say('== starting %s on %s' % (name, self.url(name)))
+            self._spawn(name, commands.pop(name))
+            self._wait_http(name, self.url(name))
+        sim = self.nova_sim()
+        _say('== nova-compute (simulated) registers %s in Placement: %s' % (
+            HOST, sim.register_host(HOST)))
+        for name, argv in commands.items():
+            _say('== starting cyborg %s' % name.replace('_', '-'))
+            self._spawn(name, argv)
+        api = 'all_in_one' if 'all_in_one' in commands else 'api'
+        self._wait_http(api, self.url('api'))
+        _say('== Cyborg API on %s/v2' % self.url('api'))
+
+    # --- the demo ---------------------------------------------------------
+
+    def nova_sim(self, events=None):
+        return nova_sim.NovaSim(
+            nova_sim.cyborg_adapter(self.url('api') + '/v2'),
+            placement.adapter(self.url('placement'),
+                              nova_sim.PLACEMENT_VERSION),
+            events, self.path('instances.json'), timeout=120)
+
+    def wait_for_devices(self, timeout=300, interval=2):
+        """Wait until the agent's devices are in Placement, saying so."""
+        adapter = placement.adapter(self.url('placement'),
+                                    nova_sim.PLACEMENT_VERSION)
+        deadline = time.monotonic() + timeout
+        while True:
+            found = {}
+            for rp in adapter.get('/resource_providers', params={
+                    'required': 'OWNER_CYBORG'}).json().get(
+                        'resource_providers', []):
+                inventories = adapter.get(
+                    '/resource_providers/%s/inventories' %
+                    rp['uuid']).json()['inventories']
+                for rc in inventories:
+                    found[rc] = found.get(rc, 0) + 1
+            summary = ', '.join('%d %s' % (n, rc)
+                                for rc, n in sorted(found.items()))
+            if all(found.get(rc, 0) >= n for rc, n in EXPECTED.items()):
+                _say('== devices in Placement: %s' % summary)
+                return found
+            if time.monotonic() > deadline:
+                raise QuickstartError(
+                    'the devices did not reach Placement within %d s '
+                    '(found: %s); see the logs in %s' % (
+                        timeout, summary or 'none', self.path('logs')))
+            _say('.. waiting for the agent\'s devices in Placement '
+                 '(so far: %s)' % (summary or 'none'))
+            time.sleep(interval)
+
+    def demo(self):
+        """Boot the demo instances, show their devices, delete them."""
+        self.wait_for_devices()
+        image = self.bitstream()
+        events = nova_events.EventReceiver(
+            port=self.ports['nova']).start()
+        try:
+            sim = self.nova_sim(events)
+            for name, profile, groups in DEMO:
+                if name in sim.instances():
+                    sim.delete(name)
+                self._profile(sim.cyborg, profile, json.loads(
+                    json.dumps(groups).replace('{image}', image['id'])))
+            booted = []
+            for name, profile, _ in DEMO:
+                _say('== booting %s with flavor extra spec '
+                     'accel:device_profile=%s' % (name, profile))
+                record = sim.boot(name, {nova_sim.PROFILE_SPEC: profile},
+                                  host=HOST, progress=_say)
+                booted.append(name)
+                _say('== %s booted as %s on %s; the domain XML gets:' % (
+                    name, record['uuid'], record['host']))
+                for element in record['hostdevs']:
+                    _say(element)
+            for name in booted:
+                _say('== deleting %s: %d accelerator request(s) '
+                     'released' % (name, sim.delete(name)))
+        finally:
+            events.stop()
+        return booted
+
+    @staticmethod
+    def _profile(cyborg, name, groups):
+        """Create the device profile afresh (the image id may differ)."""
+        cyborg.delete('/device_profiles/%s' % name)
+        response = cyborg.post('/device_profiles', json=[
+            {'name': name, 'groups': groups}])
+        if response.status_code != 201:
+            raise QuickstartError('Cyborg refused device profile %s: %s' % (
+                name, response.text))
+        _say('== device profile %s: %s' % (name, json.dumps(groups)))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='python -m cyborg.demo.quickstart',
+        description='Run Cyborg, Placement and a simulated host on '
+                    'loopback and boot two simulated instances.')
+    parser.add_argument('--state', default=os.environ.get('CYBORG_STATE',
+                                                          '.state'))
+    for service, port in PORTS.items():
+        parser.add_argument('--%s-port' % service, type=int, default=port)
+    commands = parser.add_subparsers(dest='command', required=True)
+    start = commands.add_parser('start', help='(re)start and run the demo')
+    start.add_argument('--rabbit', metavar='URL',
+                       help='RabbitMQ transport URL: run cyborg-api, '
+                            'cyborg-conductor and cyborg-agent apart')
+    start.add_argument('--db', metavar='URL',
+                       help='database URL (default: SQLite in the state '
+                            'directory)')
+    start.add_argument('--no-demo', action='store_true')
+    commands.add_parser('demo', help='boot and delete the demo instances')
+    commands.add_parser('status', help='show the services')
+    commands.add_parser('stop', help='stop the services')
+    args = parser.parse_args(argv)
+    ports = {s: getattr(args, '%s_port' % s) for s in PORTS}
+    saved = os.path.join(args.state, 'quickstart.json')
+    if args.command != 'start' and os.path.exists(saved):
+        with open(saved) as f:
+            ports = json.load(f)['ports']
+    quickstart = Quickstart(args.state, ports)
+    try:
+        if args.command == 'start':
+            quickstart.start(args.rabbit, args.db)
+            if not args.no_demo:
+                quickstart.demo()
+        elif args.command == 'demo':
+            quickstart.demo()
+        elif args.command == 'stop':
+            quickstart.stop()
+        else:
+            services = quickstart.services()
+            for name, pid in services:
+                print('%-12s %s' % (name, 'running (pid %d)' % pid if pid
+                                    else 'stopped'))
+            if not services:
+                print('no services started from %s' % quickstart.state)
+            return 0 if services and all(p for _, p in services) else 3
+    except (QuickstartError, nova_sim.BootFailed,
+            subprocess.CalledProcessError) as e:
+        print('quickstart: %s' % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,533 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The ARQ bind lifecycle through the conductor's RPC API on fake://.
+
+A stand-in agent serves the host's RPC topic and records what the
+conductor asks of it; the real Nova event receiver gets the
+``accelerator-request-bound`` events over HTTP. Binds run synchronously
+(the Conductor fixture's executor), so each PATCH has finished, Nova
+event included, when the RPC call returns.
+"""
+
+import datetime
+import logging
+import threading
+import time
+
+import fixtures
+import futurist
+from oslo_db.sqlalchemy import test_fixtures
+import oslo_messaging as messaging
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import testtools
+
+from cyborg.clients import nova
+from cyborg.conductor import binding
+from cyborg.conductor import rpcapi
+import cyborg.conf
+from cyborg import context
+from cyborg.db import api as db_api
+from cyborg.demo import server as demo_server
+from cyborg import exception
+from cyborg.objects import accelerator_request as arq_obj
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests.functional.db import test_concurrency
+
+CONF = cyborg.conf.CONF
+
+BITSTREAM = 'd5ca2f11-3108-4426-a11c-a959987565df'
+FUNCTION = 'a53b9a4e-5b1e-4c31-9f6b-4a3b5a4d6c10'
+
+
+class BindTestCase(base.TestCase):
+    USES_DB = True
+    TRAITS = ('CUSTOM_FPGA_INTEL',)
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        self.useFixture(cyborg_fixtures.RPC())
+        self.useFixture(cyborg_fixtures.Conductor())
+        self.agent = self.useFixture(cyborg_fixtures.StandInAgent()).endpoint
+        self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
+        self.api = rpcapi.ConductorAPI()
+        self.ctx = self.admin_context
+        self.deployable, self.handles = self._tree('host1', '0000:5e:00.0')
+
+    def _tree(self, host, address, **kwargs):
+        kwargs.setdefault('resource_class', 'FPGA')
+        kwargs.setdefault('traits', self.TRAITS)
+        _, deployable, handles = db_utils.create_device_tree(
+            self.ctx, hostname=host, pci_address=address, **kwargs)
+        deployable = db_api.update(self.ctx, 'deployable', deployable.uuid,
+                                   {'rp_uuid': uuidutils.generate_uuid()})
+        return deployable, handles
+
+    def _arqs(self, group, count=1):
+        profile = db_utils.create_profile(
+            self.ctx, name='dp-' + uuidutils.generate_uuid(), groups=[group])
+        return db_utils.create_arqs(self.ctx, profile, count=count)
+
+    def _bind(self, arqs, rp_uuid=None, host='host1', instance=None):
+        instance = instance or uuidutils.generate_uuid()
+        self.api.arq_apply_patch(self.ctx, {a.uuid: {
+            'hostname': host,
+            'device_rp_uuid': rp_uuid or self.deployable.rp_uuid,
+            'instance_uuid': instance} for a in arqs})
+        return instance
+
+    def _get(self, arq):
+        return arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
+
+    def _in_use(self):
+        return {h.uuid for h in db_api.get_all(
+            self.ctx, 'attach_handle', filters={'in_use': True})}
+
+    def _statuses(self, instance):
+        return sorted((e['tag'], e['status'])
+                      for e in self.nova.for_instance(instance))
+
+
+class TestBind(BindTestCase):
+
+    def test_bound_with_one_event_per_arq(self):
+        arqs = self._arqs({'resources:FPGA': '2'}, count=2)
+        instance = self._bind(arqs)
+        bound = [self._get(a) for a in arqs]
+        self.assertEqual({states.BOUND}, {a.state for a in bound})
+        self.assertEqual({h.uuid for h in self.handles},
+                         {a.attach_handle_uuid for a in bound})
+        self.assertEqual({'PCI'}, {a.attach_handle_type for a in bound})
+        self.assertEqual(sorted((a.uuid, 'completed') for a in arqs),
+                         self._statuses(instance))
+        self.assertEqual({'accelerator-request-bound'},
+                         {e['name'] for e in self.nova.events})
+        self.assertEqual([], self.agent.calls)
+
+    def _assert_fails(self, arq, instance, reason):
+        failed = self._get(arq)
+        self.assertEqual(states.BIND_FAILED, failed.state)
+        self.assertIsNone(failed.attach_handle_id)
+        self.assertEqual('', failed.attach_handle_type)
+        # Nova still finds it by instance.
+        self.assertEqual(instance, failed.instance_uuid)
+        self.assertEqual([(arq.uuid, 'failed')], self._statuses(instance))
+        self.assertEqual(set(), self._in_use())
+        self.assertIn('Binding accelerator request %s failed: %s'
+                      % (arq.uuid, reason), self.log.output)
+
+    def test_unknown_rp(self):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        rp = uuidutils.generate_uuid()
+        instance = self._bind([arq], rp_uuid=rp)
+        self._assert_fails(arq, instance, 'unknown RP %s' % rp)
+
+    def test_rp_of_another_host(self):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = self._bind([arq], host='host2')
+        self._assert_fails(arq, instance, 'RP of another host')
+
+    def test_device_gone_from_its_host(self):
+        device = db_api.get_by_id(self.ctx, 'device',
+                                  self.deployable.device_id)
+        db_api.update(self.ctx, 'device', device.uuid,
+                      {'vanished_at': timeutils.utcnow()})
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = self._bind([arq])
+        self._assert_fails(arq, instance,
+                           'the device is no longer reported by its host')
+
+    def test_resource_class_mismatch(self):
+        arq = self._arqs({'resources:PGPU': '1'})[0]
+        instance = self._bind([arq])
+        self._assert_fails(arq, instance, 'the RP offers FPGA, the group '
+                                          'asks for PGPU')
+
+    def test_required_trait_missing(self):
+        arq = self._arqs({'resources:FPGA': '1',
+                          'trait:CUSTOM_OTHER': 'required'})[0]
+        instance = self._bind([arq])
+        self._assert_fails(arq, instance,
+                           'the RP lacks required trait CUSTOM_OTHER')
+
+    def test_forbidden_trait_present(self):
+        arq = self._arqs({'resources:FPGA': '1',
+                          'trait:CUSTOM_FPGA_INTEL': 'forbidden'})[0]
+        instance = self._bind([arq])
+        self._assert_fails(arq, instance,
+                           'the RP has forbidden trait CUSTOM_FPGA_INTEL')
+
+    def test_traits_that_match(self):
+        arq = self._arqs({'resources:FPGA': '1',
+                          'trait:CUSTOM_FPGA_INTEL': 'required',
+                          'trait:CUSTOM_OTHER': 'forbidden'})[0]
+        self._bind([arq])
+        self.assertEqual(states.BOUND, self._get(arq).state)
+
+    def test_no_handle_left(self):
+        arqs = self._arqs({'resources:FPGA': '1'}, count=3)
+        instances = [self._bind([a]) for a in arqs]
+        resolved = [self._get(a) for a in arqs]
+        self.assertEqual([states.BOUND, states.BOUND, states.BIND_FAILED],
+                         [a.state for a in resolved])
+        # Each handle went to exactly one ARQ.
+        self.assertEqual({h.uuid for h in self.handles}, self._in_use())
+        self.assertEqual(2, len({a.attach_handle_uuid for a in resolved[:2]}))
+        self.assertEqual([(arqs[2].uuid, 'failed')],
+                         self._statuses(instances[2]))
+
+    def test_failed_arq_of_an_instance_fails_in_the_same_batch(self):
+        good = self._arqs({'resources:FPGA': '1'})[0]
+        bad = self._arqs({'resources:PGPU': '1'})[0]
+        instance = self._bind([good, bad])
+        self.assertEqual(sorted([(good.uuid, 'completed'),
+                                 (bad.uuid, 'failed')]),
+                         self._statuses(instance))
+
+    def test_deleted_during_bind(self):
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:bitstream_id': BITSTREAM})[0]
+        self.agent.hooks['program'] = lambda **kw: self.api.arq_delete(
+            self.ctx, uuids=[arq.uuid])
+        instance = self._bind([arq])
+        self.assertRaises(exception.AcceleratorRequestNotFound,
+                          self._get, arq)
+        self.assertEqual(set(), self._in_use())
+        # Nova deleted it and waits for nothing.
+        self.assertEqual([], self.nova.for_instance(instance))
+
+    def test_unbound_and_rebound(self):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([arq])
+        self.api.arq_apply_patch(self.ctx, {arq.uuid: None})
+        self.assertEqual(set(), self._in_use())
+        self.assertEqual(states.UNBOUND, self._get(arq).state)
+        instance = self._bind([arq])
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual([(arq.uuid, 'completed')], self._statuses(instance))
+
+    def test_deadline_passed(self):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
+        started = db_api.arq_update_state(
+            self.ctx, arq.uuid, states.BIND_STARTED, values={
+                'hostname': 'host1', 'device_rp_uuid': self.deployable.rp_uuid,
+                'instance_uuid': uuidutils.generate_uuid()})
+        binding.submit(self.ctx, [self._get(started)],
+                       futurist.SynchronousExecutor(),
+                       deadline=time.monotonic() - 1)
+        self.assertEqual(states.BIND_FAILED, self._get(arq).state)
+        self.assertIn('bind_timeout', self.log.output)
+
+
+class TestProgramming(BindTestCase):
+
+    def test_programmed_once_per_bitstream(self):
+        first, second = self._arqs({'resources:FPGA': '1',
+                                    'accel:bitstream_id': BITSTREAM},
+                                   count=2)
+        self._bind([first, second])
+        self.assertEqual({states.BOUND},
+                         {self._get(a).state for a in (first, second)})
+        calls = self.agent.called('program')
+        self.assertEqual(1, len(calls))
+        self.assertEqual({'deployable_name': self.deployable.name,
+                          'bitstream_id': BITSTREAM, 'function_id': None,
+                          'function_name': None}, calls[0])
+        self.assertEqual(BITSTREAM, db_api.get(
+            self.ctx, 'deployable', self.deployable.uuid).bitstream_id)
+
+    def test_function_already_there(self):
+        deployable, _ = self._tree(
+            'host1', '0000:af:00.0',
+            traits=('CUSTOM_FPGA_FUNCTION_ID_A53B9A4E5B1E4C319F6B4A3B5A4D6C10',
+                    'CUSTOM_FPGA_INTEL'))
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:function_id': FUNCTION})[0]
+        self._bind([arq], rp_uuid=deployable.rp_uuid)
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual([], self.agent.called('program'))
+
+    def test_function_programmed(self):
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:function_id': FUNCTION})[0]
+        self._bind([arq])
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual([FUNCTION], [c['function_id'] for c in
+                                      self.agent.called('program')])
+        self.assertEqual(self.agent.loaded, db_api.get(
+            self.ctx, 'deployable', self.deployable.uuid).bitstream_id)
+
+    def test_programming_fails(self):
+        self.agent.failures['program'] = exception.ProgrammingFailed(
+            deployable='region', reason='fpgaconf exited with 1')
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:bitstream_id': BITSTREAM})[0]
+        instance = self._bind([arq])
+        self.assertEqual(states.BIND_FAILED, self._get(arq).state)
+        self.assertEqual(set(), self._in_use())
+        self.assertEqual([(arq.uuid, 'failed')], self._statuses(instance))
+        self.assertIn('fpgaconf exited with 1', self.log.output)
+
+    def test_no_reprogramming_under_a_running_instance(self):
+        running = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([running])
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:bitstream_id': BITSTREAM})[0]
+        self._bind([arq])
+        self.assertEqual(states.BIND_FAILED, self._get(arq).state)
+        self.assertEqual([], self.agent.called('program'))
+        self.assertEqual(states.BOUND, self._get(running).state)
+
+    def test_agent_not_answering(self):
+        self.agent.failures['program'] = messaging.MessagingTimeout('gone')
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:bitstream_id': BITSTREAM})[0]
+        self._bind([arq])
+        self.assertEqual(states.BIND_FAILED, self._get(arq).state)
+        self.assertEqual(set(), self._in_use())
+
+
+class TestMdev(BindTestCase):
+    TRAITS = ('CUSTOM_NVIDIA_T4',)
+
+    def setUp(self):
+        super().setUp()
+        self.deployable, self.handles = self._tree(
+            'host1', '0000:3b:00.0', handles=2, resource_class='VGPU',
+            attach_type='MDEV', asked_type='nvidia-222')
+        self.arq = self._arqs({'resources:VGPU': '1'})[0]
+
+    def test_created_on_bind_removed_on_unbind(self):
+        self._bind([self.arq])
+        bound = self._get(self.arq)
+        self.assertEqual(states.BOUND, bound.state)
+        self.assertEqual('MDEV', bound.attach_handle_type)
+        self.assertEqual('nvidia-222',
+                         bound.attach_handle_info['asked_type'])
+        self.assertEqual([{'mdev_uuid': bound.attach_handle_uuid,
+                           'mdev_type': 'nvidia-222',
+                           'parent_address': '0000:3b:00.0'}],
+                         self.agent.called('create_mdev'))
+        self.api.arq_apply_patch(self.ctx, {self.arq.uuid: None})
+        self.assertEqual([{'mdev_uuid': bound.attach_handle_uuid}],
+                         self.agent.called('remove_mdev'))
+        self.assertEqual(set(), self._in_use())
+
+    def test_unbind_retried_after_agent_failure(self):
+        self._bind([self.arq])
+        handle = self._get(self.arq).attach_handle_uuid
+        self.agent.failures['remove_mdev'] = [
+            exception.MdevFailed(action='remove', uuid=handle,
+                                 reason='busy')]
+        self.assertRaises(exception.UnbindFailed, self.api.arq_apply_patch,
+                          self.ctx, {self.arq.uuid: None})
+        self.assertEqual(states.UNBIND_FAILED, self._get(self.arq).state)
+        self.assertEqual({handle}, self._in_use())
+        self.api.arq_apply_patch(self.ctx, {self.arq.uuid: None})
+        self.assertEqual(states.UNBOUND, self._get(self.arq).state)
+        self.assertEqual(set(), self._in_use())
+
+    def test_delete_removes_the_mdev_even_with_the_agent_down(self):
+        instance = self._bind([self.arq])
+        handle = self._get(self.arq).attach_handle_uuid
+        self.agent.failures['remove_mdev'] = messaging.MessagingTimeout('x')
+        self.api.arq_delete(self.ctx, instance_uuid=instance)
+        self.assertEqual([{'mdev_uuid': handle}],
+                         self.agent.called('remove_mdev'))
+        self.assertEqual(set(), self._in_use())
+        # Nova repeats it.
+        self.api.arq_delete(self.ctx, instance_uuid=instance)
+
+    def test_create_fails(self):
+        self.agent.failures['create_mdev'] = exception.MdevTypeNotEnabled(
+            mdev_type='nvidia-222')
+        instance = self._bind([self.arq])
+        self.assertEqual(states.BIND_FAILED, self._get(self.arq).state)
+        self.assertEqual(set(), self._in_use())
+        # What may have been made is cleaned up.
+        self.assertEqual(1, len(self.agent.called('remove_mdev')))
+        self.assertEqual([(self.arq.uuid, 'failed')],
+                         self._statuses(instance))
+
+
+class TestRestart(BindTestCase):
+
+    def _left_binding(self, age, claimed=False):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = uuidutils.generate_uuid()
+        db_api.arq_update_state(self.ctx, arq.uuid, states.BIND_STARTED,
+                                values={'hostname': 'host1',
+                                        'device_rp_uuid':
+                                            self.deployable.rp_uuid,
+                                        'instance_uuid': instance})
+        if claimed:
+            db_api.arq_claim_handle(self.ctx, arq.uuid, self.deployable.id)
+        then = timeutils.utcnow() - datetime.timedelta(seconds=age)
+        db_api.update(self.ctx, 'accelerator_request', arq.uuid,
+                      {'updated_at': then})
+        return arq, instance
+
+    def test_expired_binds_fail(self):
+        self.conf.config(bind_timeout=60)
+        old, old_instance = self._left_binding(120, claimed=True)
+        fresh, fresh_instance = self._left_binding(1)
+        expired = binding.expire_binds(self.ctx)
+        self.assertEqual([old.uuid], [a.uuid for a in expired])
+        self.assertEqual(states.BIND_FAILED, self._get(old).state)
+        self.assertEqual(states.BIND_STARTED, self._get(fresh).state)
+        self.assertEqual(set(), self._in_use())
+        self.assertEqual([(old.uuid, 'failed')],
+                         self._statuses(old_instance))
+        self.assertEqual([], self.nova.for_instance(fresh_instance))
+
+    def test_resume_finishes_or_fails(self):
+        self.conf.config(bind_timeout=60)
+        old, old_instance = self._left_binding(120)
+        claimed, claimed_instance = self._left_binding(5, claimed=True)
+        handle = db_api.get(self.ctx, 'accelerator_request',
+                            claimed.uuid).attach_handle_id
+        futures = binding.resume_binds(self.ctx,
+                                       futurist.SynchronousExecutor())
+        self.assertEqual(1, len(futures))
+        self.assertEqual(states.BIND_FAILED, self._get(old).state)
+        resumed = self._get(claimed)
+        self.assertEqual(states.BOUND, resumed.state)
+        self.assertEqual(handle, resumed.attach_handle_id)
+        self.assertEqual(1, len(self._in_use()))
+        self.assertEqual([(claimed.uuid, 'completed')],
+                         self._statuses(claimed_instance))
+        self.assertEqual([(old.uuid, 'failed')],
+                         self._statuses(old_instance))
+        self.assertEqual([], db_api.arqs_bind_started(self.ctx))
+
+
+class _FlakyNova(demo_server.LoopbackServer):
+    """Answers 503 ``failures`` times, then hands calls to the receiver."""
+
+    def __init__(self, receiver, failures):
+        super().__init__(self, threads=2, name='flaky-nova')
+        self.receiver = receiver
+        self.failures = failures
+        self.posts = 0
+        self.start()
+
+    def __call__(self, environ, start_response):
+        self.posts += 1
+        if self.posts <= self.failures:
+            start_response('503 Service Unavailable',
+                           [('Content-Length', '0')])
+            return [b'']
+        return self.receiver(environ, start_response)
+
+
+class TestNovaEvents(BindTestCase):
+
+    def _front(self, failures):
+        front = _FlakyNova(self.nova, failures)
+        self.addCleanup(front.stop)
+        cyborg_fixtures.use_admin_token(self, 'nova', front.url, 'admin')
+        return front
+
+    def test_one_call_per_instance(self):
+        front = self._front(0)
+        arqs = self._arqs({'resources:FPGA': '2'}, count=2)
+        instance = self._bind(arqs)
+        self.assertEqual(1, front.posts)
+        self.assertEqual(2, len(self.nova.for_instance(instance)))
+
+    def test_instance_not_on_a_host_is_no_error(self):
+        instance = uuidutils.generate_uuid()
+        self.nova.not_on_host(instance)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([arq], instance=instance)
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual([], self.nova.for_instance(instance))
+        self.assertNotIn('ERROR', self.log.output)
+        self.assertIn('code 422', self.log.output)
+
+    def test_nova_down_is_retried(self):
+        self.conf.config(nova_event_max_retries=3, group='conductor')
+        front = self._front(2)
+        client = nova.NovaClient(CONF, retry_delay=0.01)
+        arq = uuidutils.generate_uuid()
+        instance = uuidutils.generate_uuid()
+        self.assertTrue(client.send_arq_events(
+            self.ctx, [nova.arq_event(instance, arq, True)]))
+        self.assertEqual(3, front.posts)
+        self.assertEqual([(arq, 'completed')], self._statuses(instance))
+
+    def test_nova_unreachable_gives_up(self):
+        self.conf.config(nova_event_max_retries=2, group='conductor')
+        front = self._front(0)
+        front.stop()
+        client = nova.NovaClient(CONF, retry_delay=0.01)
+        self.assertFalse(client.send_arq_events(self.ctx, [
+            nova.arq_event(uuidutils.generate_uuid(),
+                           uuidutils.generate_uuid(), False)]))
+        self.assertEqual(3, self.log.output.count('try '))
+        self.assertIn('Gave up telling Nova', self.log.output)
+
+
+class _BindRace(test_fixtures.OpportunisticDBTestMixin):
+    """Whole binds racing on a real database server share no handle."""
+
+    THREADS = 8
+
+    def test_handles_never_shared(self):
+        ctx = context.get_admin_context()
+        _, deployable, handles = db_utils.create_device_tree(
+            ctx, handles=3, resource_class='FPGA',
+            traits=['CUSTOM_FPGA_INTEL'])
+        rp_uuid = uuidutils.generate_uuid()
+        db_api.update(ctx, 'deployable', deployable.uuid,
+                      {'rp_uuid': rp_uuid})
+        profile = db_utils.create_profile(ctx)
+        arqs = []
+        for row in db_utils.create_arqs(ctx, profile, count=self.THREADS):
+            started = db_api.arq_update_state(
+                ctx, row.uuid, states.BIND_STARTED, values={
+                    'hostname': 'host1', 'device_rp_uuid': rp_uuid,
+                    'instance_uuid': uuidutils.generate_uuid()})
+            arqs.append(arq_obj.AcceleratorRequest._from_db_object(
+                ctx, started))
+        barrier = threading.Barrier(self.THREADS)
+        deadline = time.monotonic() + 60
+
+        def run(arq):
+            barrier.wait()
+            # A PCI handle and no bitstream: the agent is not needed.
+            return binding.bind(context.get_admin_context(), arq, None,
+                                deadline)
+
+        with futurist.ThreadPoolExecutor(self.THREADS) as pool:
+            results = list(pool.map(run, arqs))
+        bound = [r for r in results if r.state == states.BOUND]
+        self.assertEqual(len(handles), len(bound))
+        self.assertEqual({h.id for h in handles},
+                         {r.attach_handle_id for r in bound})
+        self.assertEqual(self.THREADS - len(handles), len(
+            [r for r in results if r.state == states.BIND_FAILED]))
+        self.assertEqual(len(handles), len(db_api.get_all(
+            ctx, 'attach_handle', filters={'in_use': True})))
+
+
+class TestBindRaceMySQL(_BindRace, testtools.TestCase):
+    FIXTURE = test_concurrency.MySQLFixture
+
+
+class TestBindRacePostgreSQL(_BindRace, testtools.TestCase):
+    FIXTURE = test_concurrency.PostgreSQLFixture

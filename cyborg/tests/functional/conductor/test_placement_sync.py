@@ -1,0 +1,486 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Placement sync and reconcile of a host against the real Placement."""
+
+import socket
+import threading
+
+import fixtures
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from cyborg.clients import placement
+from cyborg.conductor import placement_sync
+from cyborg.db import api as db_api
+from cyborg import exception
+from cyborg.objects import deployable as deployable_obj
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
+
+VENDOR_TRAIT = 'CUSTOM_FPGA_INTEL'
+BOARD_TRAIT = 'CUSTOM_FPGA_INTEL_PAC_ARRIA10'
+CUSTOM_RC = 'CUSTOM_ACCELERATOR_TEST'
+
+
+def _inventory(total, reserved=0):
+    return {'total': total, 'reserved': reserved, 'min_unit': 1,
+            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
+
+
+class _Forwarder(fixtures.Fixture):
+    """A loopback port that refuses connections until :meth:`open`.
+
+    Then it relays every connection to ``target`` (host, port), so a
+    client configured with :attr:`url` sees its service come back.
+    """
+
+    def __init__(self, target):
+        super().__init__()
+        self.target = target
+
+    def _setUp(self):
+        self._listener = socket.socket()
+        self._listener.bind(('127.0.0.1', 0))
+        self._sockets = [self._listener]
+        self.addCleanup(self._close)
+        self.url = 'http://127.0.0.1:%d' % self._listener.getsockname()[1]
+
+    def _close(self):
+        for sock in self._sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def open(self):
+        self._listener.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _addr = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self._sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink),
+                                 daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+class _BumpingAdapter:
+    """Relays to ``adapter``; changes the provider before a traits PUT.
+
+    Before each of the first ``times`` PUTs of a provider's traits it adds
+    or removes a trait through Placement directly, so the PUT carries a
+    stale generation and Placement answers 409, as when Nova writes at the
+    same moment. ``trait_puts`` counts the PUTs of provider traits.
+    """
+
+    def __init__(self, adapter, direct, times):
+        self._adapter = adapter
+        self._direct = direct
+        self.times = times
+        self.trait_puts = 0
+
+    def request(self, url, method, **kwargs):
+        if (method == 'PUT' and url.endswith('/traits') and
+                url.startswith('/resource_providers/')):
+            self.trait_puts += 1
+            if self.times:
+                self.times -= 1
+                self._change(url)
+        return self._adapter.request(url, method, **kwargs)
+
+    def _change(self, url):
+        current = self._direct.get(url).json()
+        traits = set(current['traits']) ^ {'HW_CPU_X86_AVX2'}
+        resp = self._direct.put(url, json={
+            'resource_provider_generation':
+                current['resource_provider_generation'],
+            'traits': sorted(traits)})
+        assert resp.status_code == 200, resp.text
+
+
+class PlacementSyncTest(base.TestCase):
+
+    USES_DB = True
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.hostname = self.placement.hostname
+        self.direct = self.placement.adapter()
+        # The compute node provider, as nova-compute creates it.
+        self.compute_rp = self._post_provider(self.hostname)['uuid']
+        self.client = placement.PlacementClient(retry_delay=0.01)
+
+    # --- helpers ------------------------------------------------------------
+
+    def _post_provider(self, name, uuid=None, parent=None):
+        body = {'name': name}
+        if uuid:
+            body['uuid'] = uuid
+        if parent:
+            body['parent_provider_uuid'] = parent
+        resp = self.direct.post('/resource_providers', json=body)
+        self.assertEqual(200, resp.status_code, resp.text)
+        return resp.json()
+
+    def _add_deployable(self, pci, handles=8, rc='FPGA',
+                        traits=(VENDOR_TRAIT, BOARD_TRAIT),
+                        status=states.DEVICE_ENABLED):
+        _device, deployable, _handles = db_utils.create_device_tree(
+            self.admin_context, hostname=self.hostname, handles=handles,
+            pci_address=pci, name=pci, resource_class=rc, traits=traits,
+            status=status)
+        return deployable
+
+    def _remove_deployable(self, deployable):
+        ctx = self.admin_context
+        for noun in ('attach_handle', 'attribute'):
+            for row in db_api.get_all(ctx, noun, filters={
+                    'deployable_id': deployable.id}):
+                db_api.delete(ctx, noun, row.uuid)
+        db_api.delete(ctx, 'deployable', deployable.uuid)
+
+    def _sync(self):
+        return placement_sync.sync_host(self.admin_context, self.hostname,
+                                        self.compute_rp, self.client)
+
+    def _name(self, pci):
+        return '%s_%s' % (self.hostname, pci)
+
+    def _uuid(self, pci):
+        return placement_sync.provider_uuid(self._name(pci))
+
+    def _get(self, url):
+        resp = self.direct.get(url)
+        self.assertEqual(200, resp.status_code, resp.text)
+        return resp.json()
+
+    def _traits(self, rp_uuid):
+        return set(self._get('/resource_providers/%s/traits' %
+                             rp_uuid)['traits'])
+
+    def _inventories(self, rp_uuid):
+        return self._get('/resource_providers/%s/inventories' %
+                         rp_uuid)['inventories']
+
+    def _put(self, url, **body):
+        current = self._get(url)
+        body['resource_provider_generation'] = current[
+            'resource_provider_generation']
+        resp = self.direct.put(url, json=body)
+        self.assertEqual(200, resp.status_code, resp.text)
+
+    def _allocate(self, rp_uuid, rc='FPGA'):
+        consumer = uuidutils.generate_uuid()
+        resp = self.direct.put('/allocations/%s' % consumer, json={
+            'allocations': {rp_uuid: {'resources': {rc: 1}}},
+            'project_id': 'fake-project', 'user_id': 'fake-user',
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+        self.assertEqual(204, resp.status_code, resp.text)
+        return consumer
+
+    def _assert_unchanged_pass(self):
+        self.client.requests.clear()
+        summary = self._sync()
+        self.assertEqual(0, self.client.writes, self.client.requests)
+        self.assertLessEqual(self.client.reads, 1)
+        self.assertEqual(0, summary['created'] + summary['updated'] +
+                         summary['deleted'])
+
+    def _expected_traits(self, *extra):
+        return {VENDOR_TRAIT, BOARD_TRAIT, 'OWNER_CYBORG', *extra}
+
+    # --- tests --------------------------------------------------------------
+
+    def test_compute_node_rp(self):
+        self.assertEqual(self.compute_rp, placement_sync.compute_node_rp(
+            self.client, self.hostname))
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          placement_sync.compute_node_rp, self.client,
+                          'no-such-' + self.hostname)
+
+    def test_desired_providers(self):
+        fpga = self._add_deployable('0000:5e:00.0', handles=4)
+        self._add_deployable('0000:5f:00.0', rc=None)
+        self._add_deployable('0000:60:00.0', handles=0)
+        db_utils.create_device_tree(self.admin_context, hostname='other-host',
+                                    resource_class='FPGA')
+        providers = placement_sync.desired_providers(self.admin_context,
+                                                     self.hostname)
+        self.assertEqual(1, len(providers))
+        provider = providers[0]
+        self.assertEqual(self._name('0000:5e:00.0'), provider.name)
+        self.assertEqual(self._uuid('0000:5e:00.0'), provider.uuid)
+        self.assertEqual(fpga.uuid, provider.deployable.uuid)
+        self.assertEqual({'FPGA': _inventory(4)}, provider.inventories)
+        self.assertEqual(self._expected_traits(), provider.traits)
+
+    def test_first_sync_creates_then_unchanged_pass_writes_nothing(self):
+        fpga = self._add_deployable('0000:5e:00.0')
+        custom = self._add_deployable('0000:5f:00.0', handles=2,
+                                      rc=CUSTOM_RC,
+                                      traits=('CUSTOM_ACCEL_TEST_FUNC',))
+        summary = self._sync()
+        self.assertEqual({'created': 2, 'updated': 0, 'deleted': 0,
+                          'unchanged': 0, 'failed': 0}, summary)
+
+        tree = self._get('/resource_providers?in_tree=%s' % self.compute_rp)
+        children = {rp['name']: rp for rp in tree['resource_providers']
+                    if rp['uuid'] != self.compute_rp}
+        self.assertEqual({self._name('0000:5e:00.0'),
+                          self._name('0000:5f:00.0')}, set(children))
+        for pci, deployable in (('0000:5e:00.0', fpga),
+                                ('0000:5f:00.0', custom)):
+            rp = children[self._name(pci)]
+            self.assertEqual(self._uuid(pci), rp['uuid'])
+            self.assertEqual(self.compute_rp, rp['parent_provider_uuid'])
+            self.assertEqual(rp['uuid'], deployable_obj.Deployable.get_by_uuid(
+                self.admin_context, deployable.uuid).rp_uuid)
+        fpga_rp, custom_rp = self._uuid('0000:5e:00.0'), self._uuid(
+            '0000:5f:00.0')
+        self.assertEqual(self._expected_traits(), self._traits(fpga_rp))
+        self.assertEqual({'FPGA': _inventory(8)}, self._inventories(fpga_rp))
+        self.assertEqual({'CUSTOM_ACCEL_TEST_FUNC', 'OWNER_CYBORG'},
+                         self._traits(custom_rp))
+        self.assertEqual({CUSTOM_RC: _inventory(2)},
+                         self._inventories(custom_rp))
+        self._get('/resource_classes/%s' % CUSTOM_RC)
+        self.assertEqual(204, self.direct.get(
+            '/traits/CUSTOM_ACCEL_TEST_FUNC').status_code)
+        # Nova's provider is left as it was.
+        self.assertEqual(set(), self._traits(self.compute_rp))
+        self.assertEqual({}, self._inventories(self.compute_rp))
+
+        self._assert_unchanged_pass()
+        self.assertEqual(1, self.client.reads)
+
+    def test_maintaining_reserves_total_across_later_syncs(self):
+        deployable = self._add_deployable(
+            '0000:5e:00.0', status=states.DEVICE_MAINTAINING)
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self._sync()
+        self.assertEqual({'FPGA': _inventory(8, reserved=8)},
+                         self._inventories(rp_uuid))
+
+        # A later report changes the traits and the handles: still reserved.
+        db_api.create(self.admin_context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'trait9',
+            'value': 'CUSTOM_FPGA_REGION_X'})
+        db_api.update(self.admin_context, 'deployable', deployable.uuid,
+                      {'num_accelerators': 6})
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual({'FPGA': _inventory(6, reserved=6)},
+                         self._inventories(rp_uuid))
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X'),
+                         self._traits(rp_uuid))
+        self._assert_unchanged_pass()
+
+        device = db_api.get_by_id(self.admin_context, 'device',
+                                  deployable.device_id)
+        db_api.update(self.admin_context, 'device', device.uuid,
+                      {'status': states.DEVICE_ENABLED})
+        self._sync()
+        self.assertEqual({'FPGA': _inventory(6)}, self._inventories(rp_uuid))
+
+    def test_device_gone_but_in_use_takes_no_new_allocations(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        device = db_api.get_by_id(self.admin_context, 'device',
+                                  deployable.device_id)
+        db_api.update(self.admin_context, 'device', device.uuid,
+                      {'vanished_at': timeutils.utcnow()})
+        self._sync()
+        self.assertEqual({'FPGA': _inventory(8, reserved=8)},
+                         self._inventories(self._uuid('0000:5e:00.0')))
+
+    def test_vanished_deployable_provider_deleted(self):
+        keep = self._add_deployable('0000:5e:00.0')
+        gone = self._add_deployable('0000:5f:00.0')
+        self._sync()
+        self._remove_deployable(gone)
+        summary = self._sync()
+        self.assertEqual(1, summary['deleted'])
+        self.assertEqual(1, summary['unchanged'])
+        self.assertEqual(404, self.direct.get(
+            '/resource_providers/%s' % self._uuid('0000:5f:00.0')
+        ).status_code)
+        self.assertEqual(self._uuid('0000:5e:00.0'),
+                         deployable_obj.Deployable.get_by_uuid(
+                             self.admin_context, keep.uuid).rp_uuid)
+        self._assert_unchanged_pass()
+
+    def test_provider_without_resource_class_deleted_and_forgotten(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rc = db_api.get_all(self.admin_context, 'attribute', filters={
+            'deployable_id': deployable.id, 'key': 'rc'})[0]
+        db_api.delete(self.admin_context, 'attribute', rc.uuid)
+        self.assertEqual(1, self._sync()['deleted'])
+        self.assertIsNone(deployable_obj.Deployable.get_by_uuid(
+            self.admin_context, deployable.uuid).rp_uuid)
+
+    def test_provider_with_allocations_kept_until_released(self):
+        gone = self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        consumer = self._allocate(rp_uuid)
+        self._remove_deployable(gone)
+        summary = self._sync()
+        self.assertEqual({'created': 0, 'updated': 0, 'deleted': 0,
+                          'unchanged': 0, 'failed': 1}, summary)
+        self._get('/resource_providers/%s' % rp_uuid)
+
+        self.assertEqual(204, self.direct.delete(
+            '/allocations/%s' % consumer).status_code)
+        self.assertEqual(1, self._sync()['deleted'])
+        self.assertEqual(404, self.direct.get(
+            '/resource_providers/%s' % rp_uuid).status_code)
+
+    def test_repairs_provider_deleted_by_hand(self):
+        self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self.assertEqual(204, self.direct.delete(
+            '/resource_providers/%s' % rp_uuid).status_code)
+        self.assertEqual(1, self._sync()['created'])
+        self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
+        self.assertEqual({'FPGA': _inventory(8)}, self._inventories(rp_uuid))
+        self._assert_unchanged_pass()
+
+    def test_repairs_traits_changed_by_hand(self):
+        self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self._put('/resource_providers/%s/traits' % rp_uuid,
+                  traits=['OWNER_CYBORG', 'HW_CPU_X86_AVX2'])
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
+        self._assert_unchanged_pass()
+
+    def test_repairs_inventory_changed_by_hand(self):
+        self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self._put('/resource_providers/%s/inventories' % rp_uuid,
+                  inventories={'FPGA': _inventory(4, reserved=1)})
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual({'FPGA': _inventory(8)}, self._inventories(rp_uuid))
+        self._assert_unchanged_pass()
+
+    def test_finishes_provider_whose_creation_was_cut_short(self):
+        self._add_deployable('0000:5e:00.0')
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self._post_provider(self._name('0000:5e:00.0'), uuid=rp_uuid,
+                            parent=self.compute_rp)
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
+        self.assertEqual({'FPGA': _inventory(8)}, self._inventories(rp_uuid))
+
+    def test_foreign_providers_untouched(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        # Someone else took the name Cyborg wants, under the compute node.
+        taken = self._post_provider(self._name('0000:5e:00.0'),
+                                    parent=self.compute_rp)['uuid']
+        # Nova's own child provider, e.g. a vGPU, with traits and inventory.
+        nova_child = self._post_provider(self.hostname + '_pci_0000_81_00_0',
+                                         parent=self.compute_rp)['uuid']
+        self._put('/resource_providers/%s/inventories' % nova_child,
+                  inventories={'VGPU': _inventory(4)})
+        self._put('/resource_providers/%s/traits' % nova_child,
+                  traits=['HW_CPU_X86_AVX2'])
+        with self.assertLogs(placement_sync.LOG.logger, 'ERROR') as logs:
+            summary = self._sync()
+        self.assertIn(taken, logs.output[0])
+        self.assertEqual({'created': 0, 'updated': 0, 'deleted': 0,
+                          'unchanged': 0, 'failed': 1}, summary)
+        self.assertEqual(set(), self._traits(taken))
+        self.assertEqual({}, self._inventories(taken))
+        self.assertEqual({'HW_CPU_X86_AVX2'}, self._traits(nova_child))
+        self.assertEqual({'VGPU': _inventory(4)},
+                         self._inventories(nova_child))
+        self.assertIsNone(deployable_obj.Deployable.get_by_uuid(
+            self.admin_context, deployable.uuid).rp_uuid)
+        # What the foreign providers look like is remembered too.
+        self.client.requests.clear()
+        self._sync()
+        self.assertEqual(0, self.client.writes)
+        self.assertEqual(1, self.client.reads)
+
+    def test_generation_conflict_read_again_and_retried(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        db_api.create(self.admin_context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'trait9',
+            'value': 'CUSTOM_FPGA_REGION_X'})
+        bumping = _BumpingAdapter(self.client._adapter, self.direct, times=1)
+        self.client._adapter = bumping
+        self.assertEqual(1, self._sync()['updated'])
+        # Placement refused the first PUT; the second one won.
+        self.assertEqual(2, bumping.trait_puts)
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X'),
+                         self._traits(rp_uuid))
+        self._assert_unchanged_pass()
+
+    def test_generation_conflicts_give_up_after_max_retries(self):
+        self.conf.config(placement_max_retries=2, group='conductor')
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._sync()
+        db_api.create(self.admin_context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'trait9',
+            'value': 'CUSTOM_FPGA_REGION_X'})
+        bumping = _BumpingAdapter(self.client._adapter, self.direct,
+                                  times=100)
+        self.client._adapter = bumping
+        self.assertEqual(1, self._sync()['failed'])
+        self.assertEqual(3, bumping.trait_puts)
+
+        bumping.times = 0
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X'),
+                         self._traits(self._uuid('0000:5e:00.0')))
+
+    def test_placement_down_then_back(self):
+        self.conf.config(placement_max_retries=2, group='conductor')
+        host, port = self.placement.url.rsplit(':', 1)
+        forwarder = self.useFixture(_Forwarder(
+            (host.split('//')[1], int(port))))
+        self.conf.config(endpoint=forwarder.url, group='placement')
+        client = placement.PlacementClient(retry_delay=0.01)
+        self._add_deployable('0000:5e:00.0')
+        self.assertRaises(exception.PlacementUnavailable,
+                          placement_sync.sync_host, self.admin_context,
+                          self.hostname, self.compute_rp, client)
+        self.assertEqual({'GET': 3}, dict(client.requests))
+
+        forwarder.open()
+        summary = placement_sync.sync_host(
+            self.admin_context, self.hostname, self.compute_rp, client)
+        self.assertEqual(1, summary['created'])
+        self.assertEqual(self._expected_traits(),
+                         self._traits(self._uuid('0000:5e:00.0')))
