@@ -43,6 +43,34 @@ LOG = logging.getLogger(__name__)
 main_context_manager = enginefacade.transaction_context()
 
 
+def begin_immediate_on_sqlite_files(engine):
+    """Have every transaction on an SQLite file take the write lock first.
+
+    oslo.db begins SQLite transactions with a plain, deferred ``BEGIN``. A
+    transaction that reads and then writes while another connection holds
+    the write lock fails at once with "database is locked": SQLite does not
+    wait, as the other writer is itself waiting for this reader to finish.
+    With ``BEGIN IMMEDIATE`` transactions queue for the lock instead, within
+    the driver's busy timeout. It matters where the conductor's threads
+    write at once to an SQLite file (``cyborg-all-in-one``, the quickstart);
+    in-memory databases and other engines are left as they are.
+    """
+    if engine.dialect.name != 'sqlite' or engine.url.database in (
+            None, '', ':memory:'):
+        return
+
+    @sa.event.listens_for(engine, 'begin')
+    def _begin_immediate(connection):
+        if connection.connection.dbapi_connection.in_transaction:
+            # oslo.db's listener, which runs first, has just sent its plain
+            # BEGIN: nothing ran in that transaction yet.
+            connection.exec_driver_sql('ROLLBACK')
+        connection.exec_driver_sql('BEGIN IMMEDIATE')
+
+
+main_context_manager.append_on_engine_create(begin_immediate_on_sqlite_files)
+
+
 def configure(conf):
     """Point the engine facade at ``[database]`` of ``conf``."""
     main_context_manager.configure(**dict(conf.database.items()))

@@ -14,9 +14,15 @@
 Many threads, each in its own transaction, race to bind ARQs to a
 deployable with fewer free handles than ARQs, and to move one ARQ out of
 the same state. The conditional UPDATEs of cyborg.db.api must let exactly
-the right number win on SQLite, MariaDB and PostgreSQL alike.
+the right number win on SQLite, MariaDB and PostgreSQL alike. The SQLite
+database is a file, as with ``cyborg-all-in-one`` and the quickstart,
+where every connection of the race is a connection of its own.
 """
 
+import os
+
+import fixtures
+from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 from oslo_utils import uuidutils
 import testtools
@@ -48,7 +54,22 @@ class PostgreSQLFixture(_CyborgSchema,
     pass
 
 
-class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
+class SQLiteFileFixture(fixtures.Fixture):
+    """A migrated SQLite file behind cyborg.db.api, set up as its own."""
+
+    def _setUp(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'cyborg.sqlite')
+        facade = enginefacade.transaction_context()
+        facade.configure(connection='sqlite:///' + path)
+        facade.append_on_engine_create(db_api.begin_immediate_on_sqlite_files)
+        migration.upgrade('head', engine=facade.writer.get_engine())
+        self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
+            db_api.main_context_manager, facade))
+        self.addCleanup(facade.writer.get_engine().dispose)
+
+
+class _Concurrency:
 
     THREADS = 8
 
@@ -96,9 +117,25 @@ class _Concurrency(test_fixtures.OpportunisticDBTestMixin):
             {type(r) for r in results if isinstance(r, Exception)})
 
 
-class TestConcurrencyMySQL(_Concurrency, testtools.TestCase):
+class SQLiteFileTestCase(testtools.TestCase):
+    """A test case on a :class:`SQLiteFileFixture`."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(SQLiteFileFixture())
+
+
+class TestConcurrencySQLiteFile(_Concurrency, SQLiteFileTestCase):
+    pass
+
+
+class TestConcurrencyMySQL(_Concurrency,
+                           test_fixtures.OpportunisticDBTestMixin,
+                           testtools.TestCase):
     FIXTURE = MySQLFixture
 
 
-class TestConcurrencyPostgreSQL(_Concurrency, testtools.TestCase):
+class TestConcurrencyPostgreSQL(_Concurrency,
+                                test_fixtures.OpportunisticDBTestMixin,
+                                testtools.TestCase):
     FIXTURE = PostgreSQLFixture

@@ -31,7 +31,7 @@ from cyborg.tests.functional.db import test_concurrency
 HOST = 'host1'
 
 
-class _HostLease(test_fixtures.OpportunisticDBTestMixin):
+class _HostLease:
 
     THREADS = 8
 
@@ -71,7 +71,7 @@ class _HostLease(test_fixtures.OpportunisticDBTestMixin):
         self.assertIn(self._race_for_lease(owners), owners)
 
 
-class _InventoryApply(test_fixtures.OpportunisticDBTestMixin):
+class _InventoryApply:
 
     def test_remove_tree_with_a_vanished_device(self):
         ctx = context.get_admin_context()
@@ -113,17 +113,34 @@ class _InventoryApply(test_fixtures.OpportunisticDBTestMixin):
         self.assertEqual([], db_api.get_all(ctx, 'device'))
 
 
-class TestHostLeaseMySQL(_HostLease, testtools.TestCase):
+class TestHostLeaseSQLiteFile(_HostLease,
+                              test_concurrency.SQLiteFileTestCase):
+    pass
+
+
+class TestHostLeaseMySQL(_HostLease, test_fixtures.OpportunisticDBTestMixin,
+                         testtools.TestCase):
     FIXTURE = test_concurrency.MySQLFixture
 
 
-class TestHostLeasePostgreSQL(_HostLease, testtools.TestCase):
+class TestHostLeasePostgreSQL(_HostLease,
+                              test_fixtures.OpportunisticDBTestMixin,
+                              testtools.TestCase):
     FIXTURE = test_concurrency.PostgreSQLFixture
 
 
-class TestInventoryApplyMySQL(_InventoryApply, testtools.TestCase):
+class TestInventoryApplySQLiteFile(_InventoryApply,
+                                   test_concurrency.SQLiteFileTestCase):
+    pass
+
+
+class TestInventoryApplyMySQL(_InventoryApply,
+                              test_fixtures.OpportunisticDBTestMixin,
+                              testtools.TestCase):
     FIXTURE = test_concurrency.MySQLFixture
 
 
-class TestInventoryApplyPostgreSQL(_InventoryApply, testtools.TestCase):
+class TestInventoryApplyPostgreSQL(_InventoryApply,
+                                   test_fixtures.OpportunisticDBTestMixin,
+                                   testtools.TestCase):
     FIXTURE = test_concurrency.PostgreSQLFixture

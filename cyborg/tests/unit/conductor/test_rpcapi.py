@@ -23,6 +23,7 @@ class TestConductorRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
 
     client_class = rpcapi.ConductorAPI
     manager_class = manager.ConductorManager
+    routing = ('timeout',)
 
     def test_no_conductor_is_service_unavailable(self):
         # Callers (the API, the agent) answer 503 or retry, never 500.
