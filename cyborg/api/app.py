@@ -24,14 +24,19 @@ From the outside in, a request passes:
    the contract's error body.
 5. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
    ``auth_token`` or ``noauth``, per ``[api] auth_strategy``.
-6. The pecan application, whose hooks build the request context, read
+6. The URL check (:func:`_utf8_urls`): a path or query string that is
+   not UTF-8 is answered 400 here, where pecan would log a traceback.
+7. The pecan application, whose hooks build the request context, read
    the microversion and turn exceptions into error responses.
 """
+
+import urllib.parse
 
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import pecan
+from webob import exc as webob_exc
 
 from cyborg.api import auth
 from cyborg.api.controllers import root
@@ -40,6 +45,7 @@ from cyborg.api import hooks
 from cyborg.api import microversion
 from cyborg.conductor import rpcapi
 import cyborg.conf
+from cyborg.i18n import _
 from cyborg import policy
 
 CONF = cyborg.conf.CONF
@@ -57,6 +63,21 @@ def _pecan_app():
         debug=False)
 
 
+def _utf8_urls(app):
+    """Answer 400 to a request whose path or query is not UTF-8."""
+    def check(environ, start_response):
+        try:
+            # WSGI gives the path as latin-1 text of the raw bytes.
+            environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+            urllib.parse.unquote_to_bytes(
+                environ.get('QUERY_STRING', '')).decode('utf-8')
+        except UnicodeError:
+            return errors.response_for(webob_exc.HTTPBadRequest(
+                _('The URL is not valid UTF-8.')))(environ, start_response)
+        return app(environ, start_response)
+    return check
+
+
 def setup_app(conf=CONF):
     """Build the WSGI application from the process's configuration.
 
@@ -69,7 +90,7 @@ def setup_app(conf=CONF):
         expose_headers=['X-OpenStack-Request-ID', microversion.HEADER,
                         microversion.MIN_HEADER, microversion.MAX_HEADER],
         allow_methods=['GET', 'POST', 'PATCH', 'DELETE'])
-    app = _pecan_app()
+    app = _utf8_urls(_pecan_app())
     app = auth.middleware(app, conf)
     app = errors.ErrorFormatter(app)
     app = cors.CORS(app, conf)

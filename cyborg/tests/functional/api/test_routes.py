@@ -15,6 +15,7 @@ import inspect
 import json
 import re
 
+import fixtures as fixtures_lib
 import webob
 
 from cyborg.api.controllers import v2
@@ -196,6 +197,20 @@ class TestShortPaths(APITestCase):
                                 '%s %s: %s' % (method, url, response.body))
                 if response.status_int == 405:
                     self.assertTrue(response.headers.get('Allow'), url)
+
+    def test_urls_that_are_not_utf8(self):
+        log = self.useFixture(fixtures_lib.FakeLogger())
+        for url in ('/v2/devices/%ff', '/v2/%ff/x',
+                    '/v2/accelerator_requests?instance=%ff',
+                    '/v2/device_profiles?name=a%ffb'):
+            request = webob.Request.blank(url, headers={
+                'Accept': 'application/json'})
+            response = request.get_response(self.app)
+            self.assertEqual(400, response.status_int, url)
+            fault = json.loads(json.loads(response.body)['error_message'])
+            self.assertEqual('The URL is not valid UTF-8.',
+                             fault['faultstring'])
+        self.assertNotIn('Traceback', log.output)
 
 
 class TestMountedUnderAPrefix(APITestCase):
