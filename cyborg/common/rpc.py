@@ -20,6 +20,7 @@ import functools
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
+from cyborg.conf import opts
 from cyborg import context as cyborg_context
 from cyborg import exception
 
@@ -32,7 +33,8 @@ def init(conf, url=None):
     :param url: a transport URL; by default ``[DEFAULT] transport_url``.
     """
     global TRANSPORT
-    messaging.set_transport_defaults(control_exchange='cyborg')
+    messaging.set_transport_defaults(
+        control_exchange=opts.CONTROL_EXCHANGE)
     # Domain errors raised by a server reach the caller as themselves,
     # not as a generic RemoteError.
     TRANSPORT = messaging.get_rpc_transport(
