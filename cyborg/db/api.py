@@ -303,6 +303,18 @@ def arq_update_state(context, uuid, target, values=None, expected=None):
     return _arq_update_state(context, uuid, target, values, expected)
 
 
+def _arq_for_update(context, uuid):
+    """The ARQ row, locked until the transaction ends (where supported)."""
+    model = models.AcceleratorRequest
+    # Lock by a bare column: PostgreSQL refuses FOR UPDATE on the outer
+    # joins that loading the whole row brings.
+    locked = context.session.query(model.id).filter_by(
+        uuid=uuid).with_for_update().first()
+    if locked is None:
+        raise _not_found('accelerator_request', uuid)
+    return context.session.query(model).filter_by(id=locked.id).one()
+
+
 def _arq_update_state(context, uuid, target, values=None, expected=None):
     sources = states.sources_of(target)
     if expected is not None:
@@ -344,16 +356,26 @@ _UNBIND_VALUES = {'hostname': None, 'device_rp_uuid': None,
                   'deployable_id': None}
 
 
+def _arq_let_go(context, uuid, target, values=None, expected=None):
+    """Move the ARQ to ``target`` and release the handle it holds.
+
+    The row is locked first, so a handle that a bind claims meanwhile is
+    the one released and never leaks.
+    """
+    row = _arq_for_update(context, uuid)
+    handle_id = row.attach_handle_id
+    values = dict(values or {}, attach_handle_id=None, deployable_id=None)
+    row = _arq_update_state(context, uuid, target, values=values,
+                            expected=expected or [row.state])
+    _release_handles(context, [handle_id])
+    return row
+
+
 @_retry_on_deadlock
 @main_context_manager.writer
 def arq_unbind(context, uuid):
     """Release the ARQ's handle and forget its host, RP and instance."""
-    row = get(context, 'accelerator_request', uuid)
-    handle_id = row.attach_handle_id
-    row = _arq_update_state(context, uuid, states.UNBOUND,
-                            values=_UNBIND_VALUES, expected=[row.state])
-    _release_handles(context, [handle_id])
-    return row
+    return _arq_let_go(context, uuid, states.UNBOUND, values=_UNBIND_VALUES)
 
 
 @_retry_on_deadlock
@@ -366,18 +388,20 @@ def arqs_delete(context, uuids=None, instance_uuid=None):
     :returns: the deleted rows, as they were.
     """
     model = models.AcceleratorRequest
-    query = context.session.query(model)
+    # Lock the rows (by a bare column, as _arq_for_update does) so that a
+    # handle claimed by a bind running meanwhile is the one released.
+    locked = context.session.query(model.id)
     if uuids is not None:
-        query = query.filter(model.uuid.in_(list(uuids)))
+        locked = locked.filter(model.uuid.in_(list(uuids)))
     else:
-        query = query.filter(model.instance_uuid == instance_uuid)
-    rows = query.all()
+        locked = locked.filter(model.instance_uuid == instance_uuid)
+    ids = [row_id for (row_id,) in locked.with_for_update().all()]
+    rows = context.session.query(model).filter(model.id.in_(ids)).all()
     if uuids is not None:
         missing = set(uuids) - {r.uuid for r in rows}
         if missing:
             raise exception.AcceleratorRequestNotFound(
                 uuid=', '.join(sorted(missing)))
-    ids = [r.id for r in rows]
     if not ids:
         return []
     context.session.query(model).filter(model.id.in_(ids)).update(
@@ -990,18 +1014,6 @@ class _InventoryApplier:
 
 # --- ARQ binding in steps (conductor bind workflow) -----------------------
 
-def _arq_for_update(context, uuid):
-    """The ARQ row, locked until the transaction ends (where supported)."""
-    model = models.AcceleratorRequest
-    # Lock by a bare column: PostgreSQL refuses FOR UPDATE on the outer
-    # joins that loading the whole row brings.
-    locked = context.session.query(model.id).filter_by(
-        uuid=uuid).with_for_update().first()
-    if locked is None:
-        raise _not_found('accelerator_request', uuid)
-    return context.session.query(model).filter_by(id=locked.id).one()
-
-
 @_retry_on_deadlock
 @main_context_manager.writer
 def arq_claim_handle(context, uuid, deployable_id):
@@ -1035,22 +1047,13 @@ def arq_bind_failed(context, uuid):
     """Move a BindStarted ARQ to BindFailed and release its handle.
 
     Host, resource provider and instance stay, so Nova still finds the
-    failed ARQ by instance. The row is locked first, so a handle claimed
-    concurrently is released too and never leaks.
+    failed ARQ by instance.
 
     :raises AcceleratorRequestInvalidState: the ARQ is no longer binding
         (bound elsewhere, unbound or being deleted): nothing is changed.
     """
-    row = _arq_for_update(context, uuid)
-    if row.state != states.BIND_STARTED:
-        _arq_state_refused(context, uuid, states.BIND_FAILED)
-    handle_id = row.attach_handle_id
-    row.state = states.BIND_FAILED
-    row.attach_handle_id = None
-    row.deployable_id = None
-    context.session.flush()
-    _release_handles(context, [handle_id])
-    return row
+    return _arq_let_go(context, uuid, states.BIND_FAILED,
+                       expected=[states.BIND_STARTED])
 
 
 @main_context_manager.reader

@@ -51,8 +51,8 @@ class AcceleratorRequest(base.PersistentObject):
         obj = super()._from_db_object(context, db_row, obj=obj)
         # A handle claimed while the bind is still running is not the
         # instance's yet: Nova sees it once the ARQ is Bound.
-        handle = (db_row.attach_handle if db_row.state == states.BOUND
-                  else None)
+        handle = (db_row.attach_handle
+                  if db_row.state != states.BIND_STARTED else None)
         obj.device_profile_name = db_row.device_profile.name
         obj.attach_handle_type = handle.attach_type if handle else ''
         obj.attach_handle_uuid = handle.uuid if handle else None
