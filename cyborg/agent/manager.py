@@ -64,8 +64,15 @@ class AgentManager:
                       'bs': image.get('bs-name') or image.get('name')})
             with bitstream.download(client, image, region) as path:
                 driver.program(region, path, image)
-        # The caller may rely on the new functions being known.
-        self.tracker.report(force=True)
+        # The caller may rely on the new functions being known; the region
+        # is programmed all the same when the report cannot go now (the
+        # host is busy in another conductor), and the next pass sends it.
+        try:
+            self.tracker.report(force=True)
+        except exception.CyborgException as e:
+            LOG.warning('Report after programming %(name)s postponed to '
+                        'the next pass: %(error)s',
+                        {'name': deployable_name, 'error': e})
         return image['id']
 
     def _fpga_region(self, deployable_name):

@@ -50,14 +50,12 @@ class NovaClient:
         self._conf = conf
         self._retry_delay = retry_delay
         self._max_delay = max_delay
-        self._adapter = None
 
     def _api(self):
-        if self._adapter is None:
-            self._adapter = keystone.get_adapter(
-                self._conf, 'nova', default_microversion=MICROVERSION,
-                raise_exc=False)
-        return self._adapter
+        # keystone.get_adapter keeps one adapter per process and options.
+        return keystone.get_adapter(
+            self._conf, 'nova', default_microversion=MICROVERSION,
+            raise_exc=False)
 
     def send_arq_events(self, context, events):
         """Send ``events`` in one call, retrying an unreachable Nova.

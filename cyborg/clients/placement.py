@@ -137,19 +137,13 @@ class PlacementClient:
             method=method, url=url, status=resp.status_code,
             reason=_error_detail(resp))
 
-    def _get(self, url, not_found_ok=False):
+    def _get(self, url):
         resp = self._request('GET', url)
-        if resp.status_code == 404 and not_found_ok:
-            return None
         if resp.status_code != 200:
             raise self._failed('GET', url, resp)
         return resp.json()
 
     # --- resource providers -----------------------------------------------
-
-    def get_provider(self, uuid):
-        """The provider with ``uuid``, or None."""
-        return self._get('/resource_providers/%s' % uuid, not_found_ok=True)
 
     def get_provider_by_name(self, name):
         """The provider named ``name``, or None."""

@@ -25,7 +25,6 @@ import sys
 import threading
 
 from oslo_log import log
-import oslo_messaging as messaging
 
 from cyborg.agent import service as agent_service
 from cyborg.api import app
@@ -72,7 +71,7 @@ class _Agent(threading.Thread):
 
 def main(argv=None):
     startup.prepare_service(sys.argv if argv is None else argv)
-    if messaging.TransportURL.parse(CONF).transport != 'fake':
+    if not api_cmd.on_fake_transport(CONF):
         LOG.error('cyborg-all-in-one needs [DEFAULT] transport_url = '
                   'fake://; run cyborg-api, cyborg-conductor and '
                   'cyborg-agent for another transport')

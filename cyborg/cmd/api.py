@@ -68,7 +68,7 @@ class APIWorker(cotyledon.Service):
     def run(self):
         # Connections and transports are made after the fork.
         rpc.init(self.conf)
-        if _all_in_one(self.conf):
+        if on_fake_transport(self.conf):
             LOG.warning('transport_url is fake://: serving the conductor '
                         'in this process too (development only)')
             self.conductor = conductor_service.ConductorService(
@@ -89,7 +89,7 @@ class APIWorker(cotyledon.Service):
         rpc.cleanup()
 
 
-def _all_in_one(conf):
+def on_fake_transport(conf):
     """Whether ``[DEFAULT] transport_url`` is the in-process fake://."""
     return messaging.TransportURL.parse(conf).transport == 'fake'
 
@@ -97,7 +97,7 @@ def _all_in_one(conf):
 def main(argv=None):
     startup.prepare_service(sys.argv if argv is None else argv)
     workers = CONF.api.api_workers or processutils.get_worker_count()
-    if _all_in_one(CONF):
+    if on_fake_transport(CONF):
         workers = 1
     manager = cotyledon.ServiceManager()
     manager.add(APIWorker, workers=workers, args=(CONF, workers))

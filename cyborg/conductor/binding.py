@@ -34,11 +34,14 @@ import collections
 import datetime
 import time
 
+from glanceclient import exc as glance_exc
+from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
 import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import glance
 from cyborg.clients import nova
 import cyborg.conf
 from cyborg.db import api as db_api
@@ -110,11 +113,32 @@ def _check_serves(arq, attributes):
                               % trait)
 
 
+def _holds_function(deployable, function_name):
+    """Whether the bitstream the region holds is named ``function_name``.
+
+    Only Glance knows a bitstream's function name; when it cannot tell,
+    the region counts as not holding it.
+    """
+    if not deployable.bitstream_id:
+        return False
+    try:
+        image = glance.get_client(CONF).images.get(deployable.bitstream_id)
+    except (glance_exc.ClientException, glance_exc.CommunicationError,
+            ks_exc.ClientException) as e:
+        LOG.warning('Cannot read bitstream %(image)s of %(name)s from '
+                    'Glance, so it is programmed again: %(error)s',
+                    {'image': deployable.bitstream_id,
+                     'name': deployable.name, 'error': e})
+        return False
+    return image.get('function_name') == function_name
+
+
 def _programming(group, deployable, traits):
     """The ``program`` arguments the group needs, or None if none are.
 
-    A deployable already holding the asked bitstream, or a function trait
-    of the asked function, is used as it is.
+    A deployable already holding the asked bitstream, a function trait of
+    the asked function, or a bitstream of the asked function name, is used
+    as it is.
     """
     bitstream_id = group.get('accel:bitstream_id')
     function_id = group.get('accel:function_id')
@@ -128,7 +152,8 @@ def _programming(group, deployable, traits):
             return None
         return {'function_id': function_id}
     if function_name:
-        # Only Glance knows which function ids carry this name.
+        if _holds_function(deployable, function_name):
+            return None
         return {'function_name': function_name}
     return None
 
@@ -302,15 +327,10 @@ def expire_binds(context):
     for instance_arqs in _by_instance(arqs).values():
         failed = []
         for arq in instance_arqs:
-            mdev = None
-            if arq.attach_handle_id is not None:
-                handle = handle_obj.AttachHandle.get_by_id(
-                    context, arq.attach_handle_id)
-                if handle.attach_type == states.ATTACH_MDEV:
-                    mdev = handle
             resolved = _fail(context, arq, agent,
                              _('not done within [DEFAULT] bind_timeout '
-                               '(%d s)') % CONF.bind_timeout, mdev)
+                               '(%d s)') % CONF.bind_timeout,
+                             _mdev_of(context, arq))
             if resolved is not None:
                 failed.append(resolved)
         _notify(context, failed)

@@ -19,6 +19,7 @@ applied as a keyed diff by :func:`cyborg.db.api.inventory_apply`.
 import contextlib
 
 from oslo_log import log as logging
+from oslo_utils import uuidutils
 
 import cyborg.conf
 from cyborg.db import api as db_api
@@ -37,24 +38,28 @@ def host_lease(context, hostname, owner):
     host_lease_seconds`` and is released when the block ends, however it
     ends.
 
-    :param owner: who takes it, unique among conductors (e.g. the
-        conductor's host name and worker).
-    :raises HostLeaseHeld: another conductor holds the lease; the caller
-        should give up and let a later report or pass retry.
+    :param owner: who takes it, for people reading the logs (e.g. the
+        conductor's host name and process). Each taking is recorded under
+        a name of its own, so that two threads of one conductor exclude
+        each other too.
+    :raises HostLeaseHeld: another conductor, or another thread of this
+        one, holds the lease; the caller should give up and let a later
+        report or pass retry.
     """
-    if not db_api.host_lease_acquire(context, hostname, owner,
+    taker = '%s/%s' % (owner, uuidutils.generate_uuid(dashed=False)[:12])
+    if not db_api.host_lease_acquire(context, hostname, taker,
                                      CONF.conductor.host_lease_seconds):
         holder = db_api.host_get(context, hostname).lease_owner
         raise exception.HostLeaseHeld(host=hostname, owner=holder)
     try:
         yield
     finally:
-        if not db_api.host_lease_release(context, hostname, owner):
+        if not db_api.host_lease_release(context, hostname, taker):
             LOG.warning('The inventory lease of host %(host)s expired '
                         'while %(owner)s worked on it; another conductor '
                         'may have worked on it at the same time. Raise '
                         '[conductor] host_lease_seconds.',
-                        {'host': hostname, 'owner': owner})
+                        {'host': hostname, 'owner': taker})
 
 
 def apply_report(context, host_report, owner):

@@ -57,13 +57,14 @@ class ConductorManager:
     def _sync_placement(self, context, hostname):
         """Sync the host with Placement now, or at the next periodic pass.
 
-        The database already holds the change, so a busy host or an
-        unreachable Placement only delays it.
+        The database already holds the change, so a busy host, or a
+        Placement that cannot be reached or refuses, only delays it.
         """
         try:
             reconcile.sync(context, hostname, self.owner)
         except (exception.HostLeaseHeld,
-                exception.PlacementUnavailable) as e:
+                exception.PlacementUnavailable,
+                exception.PlacementRequestFailed) as e:
             LOG.warning('Placement sync of host %(host)s postponed to the '
                         'next reconciliation: %(error)s',
                         {'host': hostname, 'error': e})

@@ -85,7 +85,8 @@ class Reconciler:
     def run(self, context):
         """Sync every host whose interval has passed.
 
-        A host another conductor is working on is left to it; when
+        A host another conductor is working on is left to it, a host
+        whose request Placement refuses is tried again next pass; when
         Placement cannot be reached the pass stops and the next one
         starts over.
         """
@@ -97,6 +98,12 @@ class Reconciler:
             try:
                 sync(context, host.hostname, self._owner(), client)
             except exception.HostLeaseHeld:
+                continue
+            except exception.PlacementRequestFailed as e:
+                # This host's request was refused; the others may go on.
+                LOG.warning('Placement sync of host %(host)s failed, tried '
+                            'again next pass: %(error)s',
+                            {'host': host.hostname, 'error': e})
                 continue
             except exception.PlacementUnavailable as e:
                 LOG.warning('Placement reconciliation stopped, tried again '

@@ -36,9 +36,9 @@ LOG = log.getLogger(__name__)
 class ConductorService(service.RPCService):
     """Serves the conductor RPC API and runs the periodic tasks."""
 
-    def __init__(self, host=None, executor=None):
+    def __init__(self, host=None):
         host = host or CONF.host
-        super().__init__(manager.ConductorManager(host, executor),
+        super().__init__(manager.ConductorManager(host),
                          rpcapi.TOPIC, objects_base.CyborgObjectSerializer(),
                          host=host)
 

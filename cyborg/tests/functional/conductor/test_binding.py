@@ -20,7 +20,6 @@ event included, when the RPC call returns.
 
 import datetime
 import logging
-import threading
 import time
 
 import fixtures
@@ -33,7 +32,6 @@ import testtools
 
 from cyborg.clients import nova
 from cyborg.conductor import binding
-from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg import context
 from cyborg.db import api as db_api
@@ -52,18 +50,14 @@ BITSTREAM = 'd5ca2f11-3108-4426-a11c-a959987565df'
 FUNCTION = 'a53b9a4e-5b1e-4c31-9f6b-4a3b5a4d6c10'
 
 
-class BindTestCase(base.TestCase):
-    USES_DB = True
+class BindTestCase(base.ConductorTestCase):
     TRAITS = ('CUSTOM_FPGA_INTEL',)
 
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
-        self.useFixture(cyborg_fixtures.RPC())
-        self.useFixture(cyborg_fixtures.Conductor())
         self.agent = self.useFixture(cyborg_fixtures.StandInAgent()).endpoint
         self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
-        self.api = rpcapi.ConductorAPI()
         self.ctx = self.admin_context
         self.deployable, self.handles = self._tree('host1', '0000:5e:00.0')
 
@@ -221,7 +215,6 @@ class TestBind(BindTestCase):
 
     def test_deadline_passed(self):
         arq = self._arqs({'resources:FPGA': '1'})[0]
-        arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
         started = db_api.arq_update_state(
             self.ctx, arq.uuid, states.BIND_STARTED, values={
                 'hostname': 'host1', 'device_rp_uuid': self.deployable.rp_uuid,
@@ -270,6 +263,19 @@ class TestProgramming(BindTestCase):
                                       self.agent.called('program')])
         self.assertEqual(self.agent.loaded, db_api.get(
             self.ctx, 'deployable', self.deployable.uuid).bitstream_id)
+
+    def test_programmed_once_per_function_name(self):
+        # Glance says which function the loaded bitstream carries.
+        glance = self.useFixture(cyborg_fixtures.LocalGlance(self.conf))
+        self.agent.loaded = glance.add_image(function_name='aes')['id']
+        arqs = self._arqs({'resources:FPGA': '1',
+                           'accel:function_name': 'aes'}, count=2)
+        self._bind(arqs[:1])
+        self._bind(arqs[1:])
+        self.assertEqual([states.BOUND] * 2,
+                         [self._get(arq).state for arq in arqs])
+        self.assertEqual(['aes'], [c['function_name'] for c in
+                                   self.agent.called('program')])
 
     def test_programming_fails(self):
         self.agent.failures['program'] = exception.ProgrammingFailed(
@@ -482,8 +488,8 @@ class TestNovaEvents(BindTestCase):
         self.assertIn('Gave up telling Nova', self.log.output)
 
 
-class _BindRace(test_fixtures.OpportunisticDBTestMixin):
-    """Whole binds racing on a real database server share no handle."""
+class _BindRace:
+    """Whole binds racing on a shared database share no handle."""
 
     THREADS = 8
 
@@ -504,17 +510,11 @@ class _BindRace(test_fixtures.OpportunisticDBTestMixin):
                     'instance_uuid': uuidutils.generate_uuid()})
             arqs.append(arq_obj.AcceleratorRequest._from_db_object(
                 ctx, started))
-        barrier = threading.Barrier(self.THREADS)
         deadline = time.monotonic() + 60
-
-        def run(arq):
-            barrier.wait()
-            # A PCI handle and no bitstream: the agent is not needed.
-            return binding.bind(context.get_admin_context(), arq, None,
-                                deadline)
-
-        with futurist.ThreadPoolExecutor(self.THREADS) as pool:
-            results = list(pool.map(run, arqs))
+        # A PCI handle and no bitstream: the agent is not needed.
+        results = db_utils.race(
+            lambda ctx, arq: binding.bind(ctx, arq, None, deadline),
+            [(arq,) for arq in arqs])
         bound = [r for r in results if r.state == states.BOUND]
         self.assertEqual(len(handles), len(bound))
         self.assertEqual({h.id for h in handles},
@@ -525,9 +525,17 @@ class _BindRace(test_fixtures.OpportunisticDBTestMixin):
             ctx, 'attach_handle', filters={'in_use': True})))
 
 
-class TestBindRaceMySQL(_BindRace, testtools.TestCase):
+class TestBindRaceSQLiteFile(_BindRace,
+                             test_concurrency.SQLiteFileTestCase):
+    pass
+
+
+class TestBindRaceMySQL(_BindRace, test_fixtures.OpportunisticDBTestMixin,
+                        testtools.TestCase):
     FIXTURE = test_concurrency.MySQLFixture
 
 
-class TestBindRacePostgreSQL(_BindRace, testtools.TestCase):
+class TestBindRacePostgreSQL(_BindRace,
+                             test_fixtures.OpportunisticDBTestMixin,
+                             testtools.TestCase):
     FIXTURE = test_concurrency.PostgreSQLFixture

@@ -21,6 +21,7 @@ down while reports arrive, and the periodic reconciliation.
 from cyborg.agent import resource_tracker
 from cyborg.conductor import placement_sync
 from cyborg.conductor import service as conductor_service
+from cyborg.db import api as db_api
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
@@ -134,5 +135,22 @@ class TestHostSync(base.ConductorTestCase):
         self.assertEqual(204, self.rp.delete(
             '/resource_providers/%s' % rp_uuid).status_code)
         placement_sync.forget_providers()
+        self.conductor.manager.reconciler.run(self.admin_context)
+        self.assertEqual(rp_uuid, self._providers(compute)[name]['uuid'])
+
+    def test_a_refused_host_does_not_stop_the_others(self):
+        compute = self._compute_node()
+        self.api.compute_node_rp(self.admin_context, hostname=self.host,
+                                 rp_name=self.host)
+        self.tracker.report()
+        name = '%s_%s' % (self.host, CARD)
+        rp_uuid = self._providers(compute)[name]['uuid']
+        self.assertEqual(204, self.rp.delete(
+            '/resource_providers/%s' % rp_uuid).status_code)
+        placement_sync.forget_providers()
+        # A host visited first whose every Placement request is refused
+        # (a compute node "uuid" Placement rejects with 400).
+        db_api.host_set_compute_rp(self.admin_context, '0-' + self.host,
+                                   'not-a-uuid')
         self.conductor.manager.reconciler.run(self.admin_context)
         self.assertEqual(rp_uuid, self._providers(compute)[name]['uuid'])

@@ -115,6 +115,19 @@ class TestProgram(base.TestCase):
                       {a.value for a in dep.attributes})
         self.assertEqual(2, dep.num_accelerators)
 
+    def test_programmed_even_when_the_report_must_wait(self):
+        # Another conductor is working on the host: the report waits for
+        # the next pass, the programming stands.
+        log = self.useFixture(fixtures.FakeLogger())
+        self.useFixture(fixtures.MockPatchObject(
+            self.conductor, 'report_host', side_effect=(
+                exception.HostLeaseHeld(host='host1', owner='other'))))
+        image = _fpga_image(self.glance)
+        self.assertEqual(image['id'], self._program(bitstream_id=image['id']))
+        self.assertEqual(1, len(self.fpgaconf.calls))
+        self.assertIn('Report after programming %s postponed' % PAC,
+                      log.output)
+
     def test_by_function_and_region_type(self):
         _fpga_image(self.glance, region_uuid=OTHER_IFID, shell_id=OTHER_IFID)
         _fpga_image(self.glance, function_uuid=OTHER_IFID,

@@ -329,6 +329,18 @@ class TestHostLease(base.TestCase):
             self.assertFalse(self.acquire('b'))
         self.assertTrue(self.acquire('b'))
 
+    def test_lease_excludes_threads_of_one_conductor(self):
+        # The RPC threads and the periodic pass of one process share its
+        # owner name; they must not work on a host together all the same.
+        with inventory.host_lease(self.admin_context, HOST, OWNER):
+            e = self.assertRaises(exception.HostLeaseHeld,
+                                  inventory.host_lease(
+                                      self.admin_context, HOST,
+                                      OWNER).__enter__)
+            self.assertIn(OWNER + '/', str(e))
+        with inventory.host_lease(self.admin_context, HOST, OWNER):
+            pass
+
     def test_compute_rp(self):
         self.assertRaises(exception.HostNotFound, db_api.host_get,
                           self.admin_context, HOST)
