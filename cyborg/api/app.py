@@ -67,10 +67,11 @@ def _utf8_urls(app):
     """Answer 400 to a request whose path or query is not UTF-8."""
     def check(environ, start_response):
         try:
-            # WSGI gives the path as latin-1 text of the raw bytes.
+            # WSGI gives both as latin-1 text of the raw bytes; the query
+            # string may also hold %-escaped ones.
             environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
-            urllib.parse.unquote_to_bytes(
-                environ.get('QUERY_STRING', '')).decode('utf-8')
+            urllib.parse.unquote_to_bytes(environ.get(
+                'QUERY_STRING', '').encode('latin-1')).decode('utf-8')
         except UnicodeError:
             return errors.response_for(webob_exc.HTTPBadRequest(
                 _('The URL is not valid UTF-8.')))(environ, start_response)

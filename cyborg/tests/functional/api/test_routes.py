@@ -202,9 +202,13 @@ class TestShortPaths(APITestCase):
         log = self.useFixture(fixtures_lib.FakeLogger())
         for url in ('/v2/devices/%ff', '/v2/%ff/x',
                     '/v2/accelerator_requests?instance=%ff',
-                    '/v2/device_profiles?name=a%ffb'):
-            request = webob.Request.blank(url, headers={
+                    '/v2/device_profiles?name=a%ffb',
+                    # A raw byte, as a client that does not escape sends it.
+                    '/v2/devices?type=\xe9'):
+            path, _, query = url.partition('?')
+            request = webob.Request.blank(path, headers={
                 'Accept': 'application/json'})
+            request.environ['QUERY_STRING'] = query
             response = request.get_response(self.app)
             self.assertEqual(400, response.status_int, url)
             fault = json.loads(json.loads(response.body)['error_message'])
