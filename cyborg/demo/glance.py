@@ -25,12 +25,12 @@ Run it on its own with ``python -m cyborg.demo.glance --port 9292 --dir
 
 import argparse
 import hashlib
-import http.server
 import json
 import os
-import threading
 import urllib.parse
 import uuid
+
+from cyborg.demo import server
 
 _SCHEMA = {
     'name': 'image',
@@ -102,61 +102,26 @@ def _load(directory):
     return images, data
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-
-    protocol_version = 'HTTP/1.1'
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_GET(self):
-        glance = self.server.glance
-        url = urllib.parse.urlsplit(self.path)
-        glance.requests.append(url.path)
-        parts = url.path.strip('/').split('/')
-        if parts == ['v2', 'schemas', 'image']:
-            return self._json(200, _SCHEMA)
-        if parts == ['v2', 'images']:
-            return self._json(200, glance.list_page(
-                urllib.parse.parse_qs(url.query)))
-        if len(parts) in (3, 4) and parts[:2] == ['v2', 'images']:
-            image = glance.images.get(parts[2])
-            if image is None:
-                return self._not_found('No image found with ID %s'
-                                       % parts[2])
-            if len(parts) == 3:
-                return self._json(200, image)
-            if parts[3] == 'file':
-                return self._data(glance.data[image['id']])
-        return self._not_found('The resource could not be found.')
-
-    def _not_found(self, explanation):
-        # Glance answers errors with webob's plain text pages.
-        data = ('404 Not Found\n\n%s\n\n   ' % explanation).encode()
-        self.send_response(404)
-        self.send_header('Content-Type', 'text/plain; charset=UTF-8')
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _json(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _data(self, data):
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/octet-stream')
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        for start in range(0, len(data), _CHUNK):
-            self.wfile.write(data[start:start + _CHUNK])
+def _reply(start_response, status, content_type, data):
+    start_response(status, [('Content-Type', content_type),
+                            ('Content-Length', str(len(data)))])
+    return [data[start:start + _CHUNK]
+            for start in range(0, len(data), _CHUNK)] or [b'']
 
 
-class ImageService:
+def _json(start_response, body):
+    return _reply(start_response, '200 OK', 'application/json',
+                  json.dumps(body).encode())
+
+
+def _not_found(start_response, explanation):
+    # Glance answers errors with webob's plain text pages.
+    return _reply(start_response, '404 Not Found',
+                  'text/plain; charset=UTF-8',
+                  ('404 Not Found\n\n%s\n\n   ' % explanation).encode())
+
+
+class ImageService(server.LoopbackServer):
     """The image API on ``host``:``port`` (0 picks a free port).
 
     ``images`` and ``data`` hold what it serves, by image id;
@@ -167,36 +132,32 @@ class ImageService:
         self.directory = directory
         self.images, self.data = _load(directory) if directory else ({}, {})
         self.requests = []
-        self._server = http.server.ThreadingHTTPServer((host, port),
-                                                       _Handler)
-        self._server.daemon_threads = True
-        self._server.glance = self
-        self._thread = None
+        super().__init__(self, host, port, threads=4, name='local-glance')
 
-    @property
-    def url(self):
-        host, port = self._server.server_address[:2]
-        return 'http://%s:%d' % (host, port)
-
-    def start(self):
-        """Serve in a background thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name='local-glance', daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
-
-    def serve_forever(self):
-        try:
-            self._server.serve_forever()
-        finally:
-            self._server.server_close()
+    def __call__(self, environ, start_response):
+        path = environ['PATH_INFO']
+        self.requests.append(path)
+        parts = path.strip('/').split('/')
+        if environ['REQUEST_METHOD'] != 'GET':
+            parts = None
+        if parts == ['v2', 'schemas', 'image']:
+            return _json(start_response, _SCHEMA)
+        if parts == ['v2', 'images']:
+            return _json(start_response, self.list_page(
+                urllib.parse.parse_qs(environ.get('QUERY_STRING', ''))))
+        if parts and len(parts) in (3, 4) and parts[:2] == ['v2', 'images']:
+            image = self.images.get(parts[2])
+            if image is None:
+                return _not_found(start_response,
+                                  'No image found with ID %s' % parts[2])
+            if len(parts) == 3:
+                return _json(start_response, image)
+            if parts[3] == 'file':
+                return _reply(start_response, '200 OK',
+                              'application/octet-stream',
+                              self.data[image['id']])
+        return _not_found(start_response,
+                          'The resource could not be found.')
 
     def add_image(self, data=b'bitstream', **properties):
         """Serve an image, kept in the directory if there is one.
@@ -242,10 +203,10 @@ def main(argv=None):
                         help='directory of the images (see store_image)')
     args = parser.parse_args(argv)
     os.makedirs(args.dir, exist_ok=True)
-    server = ImageService(args.host, args.port, args.dir)
+    service = ImageService(args.host, args.port, args.dir)
     print('Image service serving %d image(s) on %s' % (
-        len(server.images), server.url), flush=True)
-    server.serve_forever()
+        len(service.images), service.url), flush=True)
+    service.serve_forever()
 
 
 if __name__ == '__main__':

@@ -283,7 +283,9 @@ class Quickstart:
                        time.monotonic() < deadline):
                     time.sleep(0.2)
                 if self._pid(name) is not None:
-                    os.kill(pid, signal.SIGKILL)
+                    # Each service leads a session of its own: kill its
+                    # workers too, which would keep its port.
+                    os.killpg(pid, signal.SIGKILL)
             os.unlink(self.path('run', name + '.pid'))
 
     def _wait_http(self, name, url, timeout=120):

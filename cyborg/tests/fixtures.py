@@ -215,10 +215,6 @@ class Placement(fixtures.Fixture):
 
     _app = None
 
-    def __init__(self, hostname=None):
-        super().__init__()
-        self.hostname = hostname
-
     @classmethod
     def app(cls):
         if cls._app is None:
@@ -233,7 +229,7 @@ class Placement(fixtures.Fixture):
             name='placement').start()
         self.addCleanup(server.stop)
         self.url = server.url
-        self.hostname = self.hostname or 'host-' + uuidutils.generate_uuid()
+        self.hostname = 'host-' + uuidutils.generate_uuid()
         self.conf = use_admin_token(self, 'placement', self.url,
                                     placement_server.TOKEN)
 
@@ -326,8 +322,7 @@ class LocalGlance(fixtures.Fixture):
     def _setUp(self):
         self.service = glance_server.ImageService().start()
         self.addCleanup(self.service.stop)
-        self.url = self.service.url
-        self.conf.config(endpoint_override=self.url, group='glance')
+        self.conf.config(endpoint_override=self.service.url, group='glance')
 
     @property
     def requests(self):

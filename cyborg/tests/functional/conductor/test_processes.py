@@ -124,15 +124,15 @@ class TestConductorsAndAgents(test_fixtures.OpportunisticDBTestMixin,
 
     def _conductor(self, index):
         name = 'conductor-%d' % index
-        service = {'auth_type': 'admin_token', 'token': 'admin'}
         path = self._write_conf(name, {
             'DEFAULT': {'host': name, 'transport_url': self.rabbit,
                         'debug': 'true', 'periodic_interval': 1,
                         'periodic_fuzzy_delay': 0, 'bind_timeout': 60},
             'database': {'connection': self.db_url},
             'conductor': {'workers': 1, 'reconcile_interval': 1},
-            'placement': dict(service, endpoint=self.placement.url),
-            'nova': dict(service, endpoint=self.nova.url),
+            'placement': self.placement.conf,
+            'nova': {'auth_type': 'admin_token', 'token': 'admin',
+                     'endpoint': self.nova.url},
         })
         return cyborg_fixtures.service_process(
             self, 'cyborg-conductor', path,

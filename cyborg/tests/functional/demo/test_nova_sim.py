@@ -15,7 +15,9 @@ import os
 
 import fixtures
 
+from cyborg.clients import placement
 from cyborg.cmd import api as api_cmd
+from cyborg.conductor import placement_sync
 import cyborg.conf
 from cyborg.db import api as db_api
 from cyborg.demo import nova_events
@@ -60,17 +62,13 @@ class TestPieces(base.TestCase):
         self.assertIn('<address uuid="b1c2" />', mdev)
 
 
-class TestNovaSim(base.TestCase):
+class TestNovaSim(base.ConductorTestCase):
     """One host with an FPGA of two VFs in Cyborg's DB and in Placement."""
-
-    USES_DB = True
 
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(cyborg_fixtures.Placement())
         self.host = self.placement.hostname
-        self.useFixture(cyborg_fixtures.RPC())
-        self.useFixture(cyborg_fixtures.Conductor())
         app = self.useFixture(cyborg_fixtures.API()).app
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')
         server = self.useFixture(test_clients.Server(
@@ -82,33 +80,21 @@ class TestNovaSim(base.TestCase):
         self.sim = nova_sim.NovaSim(
             self.cyborg, self.placement.adapter(), self.events,
             os.path.join(state, 'instances.json'), timeout=2)
-        self.rp = self._device_rp()
+        compute = self.sim.register_host(self.host)
+        self.assertEqual(compute, self.sim.register_host(self.host))
+        # The FPGA reaches Placement as after its agent's first report.
         _, deployable, _ = db_utils.create_device_tree(
-            self.admin_context, hostname=self.host, resource_class='FPGA',
-            traits=['CUSTOM_FPGA_INTEL'])
-        db_api.update(self.admin_context, 'deployable', deployable.uuid,
-                      {'rp_uuid': self.rp})
+            self.admin_context, hostname=self.host, name='0000:5e:00.0',
+            resource_class='FPGA', traits=['CUSTOM_FPGA_INTEL'])
+        self.assertEqual(1, placement_sync.sync_host(
+            self.admin_context, self.host, compute,
+            placement.PlacementClient())['created'])
+        self.rp = db_api.get(self.admin_context, 'deployable',
+                             deployable.uuid).rp_uuid
         self.assertEqual(201, self.cyborg.post('/device_profiles', json=[{
             'name': 'fpga-vf', 'groups': [{
                 'resources:FPGA': '1',
                 'trait:CUSTOM_FPGA_INTEL': 'required'}]}]).status_code)
-
-    def _device_rp(self):
-        """The host and its FPGA provider, as Nova and Cyborg make them."""
-        compute = self.sim.register_host(self.host)
-        self.assertEqual(compute, self.sim.register_host(self.host))
-        placement = self.placement.adapter()
-        rp = placement.post('/resource_providers', json={
-            'name': self.host + '_0000:5e:00.0',
-            'parent_provider_uuid': compute}).json()
-        placement.put('/resource_providers/%s/inventories' % rp['uuid'],
-                      json={'resource_provider_generation': 0,
-                            'inventories': {'FPGA': {'total': 2}}})
-        placement.put('/traits/CUSTOM_FPGA_INTEL')
-        placement.put('/resource_providers/%s/traits' % rp['uuid'],
-                      json={'resource_provider_generation': 1,
-                            'traits': ['CUSTOM_FPGA_INTEL']})
-        return rp['uuid']
 
     def _nova_events_here(self):
         """Point the conductor's ``[nova]`` group at the receiver."""
@@ -175,8 +161,16 @@ class TestNovaSim(base.TestCase):
                           host='no-such-host')
 
     def test_command_line(self):
-        self.assertEqual(1, nova_sim.main([
-            '--state-dir', self.useFixture(fixtures.TempDir()).path,
-            '--cyborg', self.cyborg.endpoint_override,
-            '--placement', self.placement.url, 'delete', 'vm1']))
+        common = ['--state-dir', self.useFixture(fixtures.TempDir()).path,
+                  '--cyborg', self.cyborg.endpoint_override,
+                  '--placement', self.placement.url]
+        other_host = self.host + '-cli'
+        self.assertEqual(0, nova_sim.main(common + ['register-host',
+                                                    other_host]))
+        self.assertEqual([other_host], [
+            rp['name'] for rp in self.placement.adapter().get(
+                '/resource_providers', params={'name': other_host}).json()[
+                    'resource_providers']])
+        self.assertEqual(0, nova_sim.main(common + ['list']))
+        self.assertEqual(1, nova_sim.main(common + ['delete', 'vm1']))
         self.assertRaises(SystemExit, nova_sim.main, ['boot'])

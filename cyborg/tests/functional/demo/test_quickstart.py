@@ -99,7 +99,10 @@ class TestQuickstart(base.TestCase):
         rc, output = self._main('demo')
         self.assertEqual(0, rc, output + self._logs())
         self._check_demo(output)
-        self.assertEqual((0, ''), (self._main('stop')[0], ''))
+        rc, output = self._main('stop')
+        self.assertEqual(0, rc, output)
+        for name in ('all_in_one', 'glance', 'placement'):
+            self.assertIn('== stopping %s (pid' % name, output)
         self.assertEqual(3, self._main('status')[0])
 
     def test_separate_processes_on_rabbitmq(self):
