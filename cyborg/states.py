@@ -63,8 +63,9 @@ DEVICE_MAINTAINING = 'maintaining'
 DEVICE_STATUSES = (DEVICE_ENABLED, DEVICE_MAINTAINING)
 
 # Device types the service knows about.
-DEVICE_TYPES = ('FPGA', 'GPU', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV', 'PCI',
-                'NVME')
+DEVICE_FPGA = 'FPGA'
+DEVICE_TYPES = (DEVICE_FPGA, 'GPU', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV',
+                'PCI', 'NVME')
 
 # Ways an accelerator is handed to an instance.
 ATTACH_PCI = 'PCI'

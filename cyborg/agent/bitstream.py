@@ -28,8 +28,8 @@ import tempfile
 from glanceclient import exc as glance_exc
 from keystoneauth1 import exceptions as ks_exc
 
+from cyborg.common import placement_names
 import cyborg.conf
-from cyborg.drivers import fpga
 from cyborg import exception
 from cyborg.i18n import _
 
@@ -84,11 +84,12 @@ def find(glance, region, bitstream_id=None, function_id=None,
     if function_id:
         # Filtered here: Glance compares property strings exactly, and ids
         # are spelled with or without dashes.
-        images = [i for i in images if fpga.normalize_id(
-            i.get('function_uuid')) == fpga.normalize_id(function_id)]
+        wanted_id = placement_names.normalize_id(function_id)
+        images = [i for i in images if placement_names.normalize_id(
+            i.get('function_uuid')) == wanted_id]
         wanted.append('function_uuid %s' % function_id)
     if region.region_type:
-        images = [i for i in images if fpga.normalize_id(
+        images = [i for i in images if placement_names.normalize_id(
             i.get('region_uuid')) == region.region_type]
         wanted.append('region_uuid %s' % region.region_type)
     else:
@@ -136,12 +137,12 @@ def check(image, region):
     if not _same(image.get('board'), region.board):
         raise refuse(_('it is for board %(image)s, the card is %(card)s')
                      % {'image': image.get('board'), 'card': region.board})
-    shell_id = fpga.normalize_id(image.get('shell_id'))
+    shell_id = placement_names.normalize_id(image.get('shell_id'))
     if shell_id and shell_id not in region.shell_ids:
         raise refuse(_('it needs shell %(need)s, the card holds %(has)s')
                      % {'need': image['shell_id'],
                         'has': ', '.join(region.shell_ids) or _('none')})
-    region_uuid = fpga.normalize_id(image.get('region_uuid'))
+    region_uuid = placement_names.normalize_id(image.get('region_uuid'))
     if region_uuid and region.region_type and (
             region_uuid != region.region_type):
         raise refuse(_('it is for region type %(need)s, the region is '

@@ -21,10 +21,10 @@ from oslo_utils import uuidutils
 
 from cyborg.agent import bitstream
 from cyborg.clients import glance
+from cyborg.common import pci_address
 from cyborg.common import rpc
 import cyborg.conf
 from cyborg.drivers import mdev
-from cyborg.drivers import pci
 from cyborg import exception
 from cyborg.i18n import _
 
@@ -92,7 +92,7 @@ class AgentManager:
         if mdev_type not in CONF.gpu_devices.enabled_vgpu_types:
             raise exception.MdevTypeNotEnabled(mdev_type=mdev_type)
         try:
-            pci.parse_address(parent_address)
+            pci_address.parse(parent_address)
         except ValueError as e:
             raise exception.InvalidParameterValue(name='parent_address',
                                                   reason=e)

@@ -23,14 +23,13 @@ the conductor remove the devices of the failed driver.
 """
 
 import hashlib
-import re
 import threading
 
-import os_resource_classes
-import os_traits
 from oslo_log import log
 from oslo_serialization import jsonutils
 
+from cyborg.common import attributes
+from cyborg.common import pci_address
 import cyborg.conf
 from cyborg import context as cyborg_context
 from cyborg.drivers import pci
@@ -42,10 +41,6 @@ from cyborg import states
 
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
-
-_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
-_TRAIT_KEY = re.compile(r'^trait[0-9]+$')
-_PCI_KEYS = frozenset(('domain', 'bus', 'device', 'function'))
 
 
 class ResourceTracker:
@@ -171,10 +166,6 @@ def _plain(value):
     return value
 
 
-def _valid_name(name, standard):
-    return name in standard or bool(_CUSTOM.match(name) and len(name) <= 255)
-
-
 def check(driver_name, devices):
     """Check one driver's reports against the conventions.
 
@@ -184,7 +175,6 @@ def check(driver_name, devices):
         return exception.InvalidDriverReport(
             driver=driver_name, reason='%s: %s' % (dep.name, reason))
 
-    standard_traits = set(os_traits.get_traits())
     for dev in devices:
         names = {dep.name for dep in dev.deployables}
         for dep in dev.deployables:
@@ -193,27 +183,18 @@ def check(driver_name, devices):
             if dep.parent_name is not None and dep.parent_name not in names:
                 raise invalid(dep, _('parent %s is not a deployable of its '
                                      'device') % dep.parent_name)
-            keys = [a.key for a in dep.attributes]
-            if keys.count('rc') != 1 or len(set(keys)) != len(keys):
-                raise invalid(dep, _('it needs one "rc" attribute and '
-                                     'distinct keys'))
-            for attr in dep.attributes:
-                if attr.key == 'rc':
-                    if not _valid_name(attr.value,
-                                       os_resource_classes.STANDARDS):
-                        raise invalid(dep, _('bad resource class %s')
-                                      % attr.value)
-                elif not (_TRAIT_KEY.match(attr.key) and
-                          _valid_name(attr.value, standard_traits)):
-                    raise invalid(dep, _('bad trait %(key)s=%(value)s')
-                                  % {'key': attr.key, 'value': attr.value})
+            try:
+                attributes.validate([(a.key, a.value)
+                                     for a in dep.attributes])
+            except ValueError as e:
+                raise invalid(dep, str(e))
             if dep.num_accelerators != len(dep.attach_handles):
                 raise invalid(dep, _('%(num)d accelerators but %(handles)d '
                                      'attach handles') % {
                     'num': dep.num_accelerators,
                     'handles': len(dep.attach_handles)})
             for handle in dep.attach_handles:
-                required = set(_PCI_KEYS)
+                required = set(pci_address.PARTS)
                 if handle.attach_type == states.ATTACH_MDEV:
                     required.add('asked_type')
                 if not required <= set(handle.attach_info):

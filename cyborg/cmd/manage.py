@@ -27,6 +27,7 @@ import sys
 
 from oslo_config import cfg
 
+from cyborg.common import profile_group
 import cyborg.conf
 from cyborg import context
 from cyborg.objects import device_profile
@@ -35,11 +36,6 @@ from cyborg import startup
 CONF = cyborg.conf.CONF
 
 _NAME = re.compile(r'^[A-Z0-9_]+$')
-_PREFIXES = ('resources:', 'trait:')
-
-
-def _normalise(name):
-    return name.strip().upper().replace('-', '_')
 
 
 def _parse_map(pairs):
@@ -47,30 +43,13 @@ def _parse_map(pairs):
     mapping = {}
     for pair in pairs:
         old, sep, new = pair.partition('=')
-        old, new = _normalise(old), _normalise(new)
+        old = profile_group.normalize_name(old)
+        new = profile_group.normalize_name(new)
         if not sep or not _NAME.match(old) or not _NAME.match(new):
             raise ValueError('--map %s: expected OLD=NEW, each an upper-case '
                              'trait or resource class name' % pair)
         mapping[old] = new
     return mapping
-
-
-def migrate_group(group, mapping):
-    """Rename the mapped names of one group.
-
-    :returns: (new group, [(old key, new key)], [conflicting keys]).
-    """
-    renamed, changes, conflicts = {}, [], []
-    for key, value in group.items():
-        prefix = next((p for p in _PREFIXES if key.startswith(p)), None)
-        new_key = key
-        if prefix and key[len(prefix):] in mapping:
-            new_key = prefix + mapping[key[len(prefix):]]
-            changes.append((key, new_key))
-        if new_key in renamed and renamed[new_key] != value:
-            conflicts.append(new_key)
-        renamed[new_key] = value
-    return renamed, changes, conflicts
 
 
 def _migrate():
@@ -84,7 +63,7 @@ def _migrate():
     for profile in device_profile.DeviceProfile.list(ctx, sort_key='name'):
         groups, report, conflicts = [], [], []
         for index, group in enumerate(profile.groups):
-            new, changes, clash = migrate_group(group, mapping)
+            new, changes, clash = profile_group.rename(group, mapping)
             groups.append(new)
             report += ['  group %d: %s -> %s' % (index, old, renamed)
                        for old, renamed in changes]

@@ -20,12 +20,15 @@ Checks, each ending in success, a warning or a failure:
   whitelist (``[nova] nova_conf`` or ``--nova-conf`` names nova.conf).
 """
 
+import collections
 import json
 import sys
 
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
 
+from cyborg.common import attributes as common_attributes
+from cyborg.common import profile_group
 import cyborg.conf
 from cyborg import context
 from cyborg.db import api as db_api
@@ -47,10 +50,8 @@ _NOVA_CONF = cfg.StrOpt(
 
 def _needs(group):
     """Resource classes and required traits of a profile group."""
-    for key, value in group.items():
-        kind, _sep, name = key.partition(':')
-        if kind == 'resources' or (kind == 'trait' and value == 'required'):
-            yield name
+    parsed = profile_group.parse(group)
+    return set(parsed.resources) | parsed.required
 
 
 def _nova_pci_ids(path):
@@ -95,9 +96,13 @@ class Checks(upgradecheck.UpgradeCommands):
             return Result(Code.WARNING, _(
                 'Skipped until the database schema is upgraded.'))
         ctx = context.get_admin_context()
-        # Deployables carry their resource class as 'rc' and their traits
-        # as 'trait0', 'trait1', ...: every value is a name they report.
-        reported = {a.value for a in attribute.Attribute.list(ctx)}
+        by_deployable = collections.defaultdict(list)
+        for attr in attribute.Attribute.list(ctx):
+            by_deployable[attr.deployable_id].append((attr.key, attr.value))
+        reported = set()
+        for pairs in by_deployable.values():
+            resource_class, traits = common_attributes.decode(pairs)
+            reported |= traits | {resource_class}
         missing = []
         for profile in device_profile.DeviceProfile.list(ctx):
             names = {name for group in profile.groups

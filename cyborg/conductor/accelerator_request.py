@@ -19,6 +19,7 @@ in the RPC call.
 
 from oslo_log import log
 
+from cyborg.common import profile_group
 from cyborg.conductor import binding
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -26,14 +27,6 @@ from cyborg.objects import device_profile as profile_obj
 from cyborg import states
 
 LOG = log.getLogger(__name__)
-
-RESOURCES_PREFIX = 'resources:'
-
-
-def _units(group):
-    """How many accelerators one profile group asks for."""
-    return sum(int(amount) for key, amount in group.items()
-               if key.startswith(RESOURCES_PREFIX))
 
 
 def create(context, device_profile_name, project_id):
@@ -47,7 +40,7 @@ def create(context, device_profile_name, project_id):
                'device_profile_group': group,
                'project_id': project_id}
               for group_id, group in enumerate(profile.groups)
-              for _unit in range(_units(group))]
+              for _unit in range(profile_group.parse(group).units)]
     arqs = arq_obj.AcceleratorRequest.create_many(context, values)
     LOG.info('Created %(count)d accelerator requests for profile %(name)s',
              {'count': len(arqs), 'name': profile.name})
@@ -58,8 +51,10 @@ def start_binds(context, patch, executor):
     """Validate a bind/unbind patch, start the binds, do the unbinds.
 
     Every ARQ is checked before any changes, so a bad entry leaves all
-    of them as they were. Binds move to BindStarted and finish in the
-    background on ``executor``; unbinds finish here.
+    of them as they were. The binds move to BindStarted together, in one
+    transaction that only moves each ARQ from the state it was checked
+    in: if a concurrent request changed any of them meanwhile, none moves.
+    They finish in the background on ``executor``; unbinds finish here.
 
     :param patch: {arq_uuid: bind values or None to unbind}.
     :raises UnbindFailed: an unbind could not release its mdev (the other
@@ -74,14 +69,11 @@ def start_binds(context, patch, executor):
             raise exception.AcceleratorRequestInvalidState(
                 uuid=uuid, state=arqs[uuid].state,
                 allowed=', '.join(sorted(states.sources_of(target))))
-    to_bind = []
-    for uuid, values in patch.items():
-        if values is not None:
-            arq = arqs[uuid]
-            arq.update_state(context, states.BIND_STARTED, values=values,
-                             expected=[arq.state])
-            to_bind.append(arq)
-    binding.submit(context, to_bind, executor)
+    binds = {uuid: (arqs[uuid].state, values)
+             for uuid, values in patch.items() if values is not None}
+    if binds:
+        binding.submit(context, arq_obj.AcceleratorRequest.start_binds(
+            context, binds), executor)
     unbind_failures = []
     for uuid, values in patch.items():
         if values is None:

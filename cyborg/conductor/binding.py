@@ -34,18 +34,17 @@ import collections
 import datetime
 import time
 
-from glanceclient import exc as glance_exc
-from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
 import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from cyborg.agent import rpcapi as agent_rpcapi
-from cyborg.clients import glance
 from cyborg.clients import nova
+from cyborg.common import attributes as common_attributes
+from cyborg.common import pci_address
+from cyborg.common import profile_group
+from cyborg.conductor import programming
 import cyborg.conf
-from cyborg.db import api as db_api
-from cyborg.drivers import fpga
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import accelerator_request as arq_obj
@@ -58,8 +57,6 @@ from cyborg import states
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
-RESOURCES_PREFIX = 'resources:'
-TRAIT_PREFIX = 'trait:'
 # Failures of an agent call: a domain error it raised, or no answer.
 _AGENT_ERRORS = (exception.CyborgException, messaging.MessagingException)
 
@@ -71,7 +68,10 @@ def _failed(arq, reason):
 
 
 def _deployable(context, arq):
-    """The deployable behind the ARQ's resource provider, on its host."""
+    """The deployable behind the ARQ's resource provider, and its device.
+
+    It must be on the ARQ's host and still reported there.
+    """
     found = deployable_obj.Deployable.list(
         context, filters={'rp_uuid': arq.device_rp_uuid})
     if not found:
@@ -88,74 +88,25 @@ def _deployable(context, arq):
         raise _failed(arq, _('the device is no longer reported by its '
                              'host (device %(device)s, RP %(rp)s)') % {
             'device': device.uuid, 'rp': arq.device_rp_uuid})
-    return deployable
+    return deployable, device
 
 
-def _check_serves(arq, attributes):
-    """The deployable's rc and traits satisfy the ARQ's group."""
-    group = arq.device_profile_group
-    rc = attributes.get('rc')
-    traits = {v for k, v in attributes.items() if k.startswith('trait')}
-    for key, value in sorted(group.items()):
-        if key.startswith(RESOURCES_PREFIX):
-            wanted = key[len(RESOURCES_PREFIX):]
-            if wanted != rc:
-                raise _failed(arq, _('the RP offers %(rc)s, the group asks '
-                                     'for %(wanted)s') % {'rc': rc,
-                                                          'wanted': wanted})
-        elif key.startswith(TRAIT_PREFIX):
-            trait = key[len(TRAIT_PREFIX):]
-            if value == 'required' and trait not in traits:
-                raise _failed(arq, _('the RP lacks required trait %s')
-                              % trait)
-            if value == 'forbidden' and trait in traits:
-                raise _failed(arq, _('the RP has forbidden trait %s')
-                              % trait)
-
-
-def _holds_function(deployable, function_name):
-    """Whether the bitstream the region holds is named ``function_name``.
-
-    Only Glance knows a bitstream's function name; when it cannot tell,
-    the region counts as not holding it.
-    """
-    if not deployable.bitstream_id:
-        return False
-    try:
-        image = glance.get_client(CONF).images.get(deployable.bitstream_id)
-    except (glance_exc.ClientException, glance_exc.CommunicationError,
-            ks_exc.ClientException) as e:
-        LOG.warning('Cannot read bitstream %(image)s of %(name)s from '
-                    'Glance, so it is programmed again: %(error)s',
-                    {'image': deployable.bitstream_id,
-                     'name': deployable.name, 'error': e})
-        return False
-    return image.get('function_name') == function_name
-
-
-def _programming(group, deployable, traits):
-    """The ``program`` arguments the group needs, or None if none are.
-
-    A deployable already holding the asked bitstream, a function trait of
-    the asked function, or a bitstream of the asked function name, is used
-    as it is.
-    """
-    bitstream_id = group.get('accel:bitstream_id')
-    function_id = group.get('accel:function_id')
-    function_name = group.get('accel:function_name')
-    if bitstream_id:
-        if bitstream_id == deployable.bitstream_id:
-            return None
-        return {'bitstream_id': bitstream_id}
-    if function_id:
-        if fpga.function_trait(fpga.normalize_id(function_id)) in traits:
-            return None
-        return {'function_id': function_id}
-    if function_name:
-        if _holds_function(deployable, function_name):
-            return None
-        return {'function_name': function_name}
-    return None
+def _check_serves(arq, resource_class, traits):
+    """The deployable's resource class and traits satisfy the ARQ's group."""
+    group = profile_group.parse(arq.device_profile_group)
+    for wanted in sorted(group.resources):
+        if wanted != resource_class:
+            raise _failed(arq, _('the RP offers %(rc)s, the group asks '
+                                 'for %(wanted)s') % {'rc': resource_class,
+                                                      'wanted': wanted})
+    lacking = sorted(group.required - traits)
+    if lacking:
+        raise _failed(arq, _('the RP lacks required trait %s')
+                      % ', '.join(lacking))
+    forbidden = sorted(group.forbidden & traits)
+    if forbidden:
+        raise _failed(arq, _('the RP has forbidden trait %s')
+                      % ', '.join(forbidden))
 
 
 # --- one ARQ -----------------------------------------------------------------
@@ -168,45 +119,27 @@ def _remaining(arq, deadline):
     return left
 
 
-def _parent_address(info):
-    return '%(domain)s:%(bus)s:%(device)s.%(function)s' % info
-
-
 def _bind_steps(context, arq, agent, deadline, made):
     _remaining(arq, deadline)
-    deployable = _deployable(context, arq)
-    attributes = {a.key: a.value for a in attribute_obj.Attribute.list(
-        context, filters={'deployable_id': deployable.id})}
-    _check_serves(arq, attributes)
-    program = _programming(
-        arq.device_profile_group, deployable,
-        {v for k, v in attributes.items() if k.startswith('trait')})
+    deployable, device = _deployable(context, arq)
+    resource_class, traits = common_attributes.decode(
+        (a.key, a.value) for a in attribute_obj.Attribute.list(
+            context, filters={'deployable_id': deployable.id}))
+    _check_serves(arq, resource_class, traits)
+    bitstream = programming.needed(arq.device_profile_group, deployable,
+                                   traits)
     arq.claim_handle(context, deployable.id)
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
-    if program is not None:
-        others = [h for h in handle_obj.AttachHandle.list(
-            context, filters={'deployable_id': deployable.id,
-                              'in_use': True}) if h.id != handle.id]
-        if others:
-            raise _failed(arq, _('programming %(name)s would disturb '
-                                 '%(count)d accelerator(s) in use') % {
-                'name': deployable.name, 'count': len(others)})
-        LOG.info('Programming %(name)s on %(host)s for accelerator request '
-                 '%(uuid)s with %(program)s',
-                 {'name': deployable.name, 'host': arq.hostname,
-                  'uuid': arq.uuid, 'program': program})
-        loaded = agent.program(context, arq.hostname, deployable.name,
-                               timeout=_remaining(arq, deadline), **program)
-        # Recorded now so the next ARQ on this region is not programmed
-        # again; the agent's fresh report says the same.
-        db_api.update(context, 'deployable', deployable.uuid,
-                      {'bitstream_id': loaded})
+    if bitstream is not None:
+        programming.program(context, deployable, device, agent,
+                            timeout=_remaining(arq, deadline),
+                            keep=handle.id, **bitstream)
     if handle.attach_type == states.ATTACH_MDEV:
         _remaining(arq, deadline)
         made['mdev'] = handle
         agent.create_mdev(context, arq.hostname, handle.uuid,
                           handle.attach_info['asked_type'],
-                          _parent_address(handle.attach_info))
+                          pci_address.join(handle.attach_info))
     _remaining(arq, deadline)
     arq.update_state(context, states.BOUND, expected=[states.BIND_STARTED])
 

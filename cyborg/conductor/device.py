@@ -21,11 +21,8 @@ Placement sync after it keeps the reservation.
 from oslo_log import log
 
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import programming
 import cyborg.conf
-from cyborg.db import api as db_api
-from cyborg import exception
-from cyborg.i18n import _
-from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 
@@ -40,7 +37,8 @@ def set_status(context, device_uuid, status):
     """
     device = device_obj.Device.get_by_uuid(context, device_uuid)
     if device.status != status:
-        db_api.update(context, 'device', device_uuid, {'status': status})
+        device.status = status
+        device.save(context)
         LOG.info('Device %(uuid)s on host %(host)s is now %(status)s',
                  {'uuid': device_uuid, 'host': device.hostname,
                   'status': status})
@@ -60,23 +58,7 @@ def program(context, deployable_uuid, image_uuid, agent=None):
     deployable = deployable_obj.Deployable.get_by_uuid(context,
                                                        deployable_uuid)
     device = device_obj.Device.get_by_id(context, deployable.device_id)
-    if device.type != 'FPGA':
-        raise exception.NotProgrammable(
-            deployable=deployable_uuid,
-            reason=_('it belongs to a %s device, not an FPGA') % device.type)
-    in_use = handle_obj.AttachHandle.list(
-        context, filters={'deployable_id': deployable.id, 'in_use': True})
-    if in_use:
-        raise exception.ObjectInUse(
-            kind='Deployable', uuid=deployable_uuid,
-            reason=_('%d of its accelerators are attached') % len(in_use))
-    agent = agent or agent_rpcapi.AgentAPI()
-    LOG.info('Programming %(name)s on host %(host)s with image %(image)s',
-             {'name': deployable.name, 'host': device.hostname,
-              'image': image_uuid})
-    loaded = agent.program(context, device.hostname, deployable.name,
-                           bitstream_id=image_uuid,
-                           timeout=CONF.bind_timeout)
-    db_api.update(context, 'deployable', deployable_uuid,
-                  {'bitstream_id': loaded})
-    return deployable_obj.Deployable.get_by_uuid(context, deployable_uuid)
+    return programming.program(context, deployable, device,
+                               agent or agent_rpcapi.AgentAPI(),
+                               timeout=CONF.bind_timeout,
+                               bitstream_id=image_uuid)

@@ -13,7 +13,7 @@
 
 The lease (a row of the ``hosts`` table) makes sure that of several
 conductors only one reconciles a host at a time; the report itself is
-applied as a keyed diff by :func:`cyborg.db.api.inventory_apply`.
+applied as a keyed diff by :meth:`cyborg.objects.host.Host.apply_inventory`.
 """
 
 import contextlib
@@ -22,8 +22,8 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 import cyborg.conf
-from cyborg.db import api as db_api
 from cyborg import exception
+from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
 LOG = logging.getLogger(__name__)
@@ -47,14 +47,14 @@ def host_lease(context, hostname, owner):
         report or pass retry.
     """
     taker = '%s/%s' % (owner, uuidutils.generate_uuid(dashed=False)[:12])
-    if not db_api.host_lease_acquire(context, hostname, taker,
-                                     CONF.conductor.host_lease_seconds):
-        holder = db_api.host_get(context, hostname).lease_owner
+    if not host_obj.Host.acquire_lease(context, hostname, taker,
+                                       CONF.conductor.host_lease_seconds):
+        holder = host_obj.Host.get_by_hostname(context, hostname).lease_owner
         raise exception.HostLeaseHeld(host=hostname, owner=holder)
     try:
         yield
     finally:
-        if not db_api.host_lease_release(context, hostname, taker):
+        if not host_obj.Host.release_lease(context, hostname, taker):
             LOG.warning('The inventory lease of host %(host)s expired '
                         'while %(owner)s worked on it; another conductor '
                         'may have worked on it at the same time. Raise '
@@ -66,8 +66,8 @@ def apply_report(context, host_report, owner):
     """Make the database hold what ``host_report`` says about its host.
 
     :param host_report: a :class:`cyborg.objects.driver_report.HostReport`.
-    :returns: a :class:`cyborg.db.api.InventoryDiff` for the Placement
-        sync that follows.
+    :returns: a :class:`cyborg.db.inventory.InventoryDiff` for the
+        Placement sync that follows.
     :raises HostLeaseHeld: another conductor is reconciling the host; the
         agent sends its report again on its next pass.
     :raises InvalidHostReport: the report contradicts itself.
@@ -75,7 +75,7 @@ def apply_report(context, host_report, owner):
     hostname = host_report.hostname
     devices = _devices(hostname, host_report)
     with host_lease(context, hostname, owner):
-        diff = db_api.inventory_apply(context, hostname, devices)
+        diff = host_obj.Host.apply_inventory(context, hostname, devices)
     LOG.info('Inventory of host %(host)s: %(diff)s',
              {'host': hostname, 'diff': diff})
     return diff
@@ -89,7 +89,7 @@ def _field(obj, name):
 
 
 def _devices(hostname, host_report):
-    """The report as the plain values :func:`inventory_apply` takes."""
+    """The report as the plain values ``apply_inventory`` takes."""
     try:
         return [{
             'type': device.type,

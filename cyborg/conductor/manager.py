@@ -30,8 +30,8 @@ from cyborg.conductor import device_profile
 from cyborg.conductor import inventory
 from cyborg.conductor import placement_sync
 from cyborg.conductor import reconcile
-from cyborg.db import api as db_api
 from cyborg import exception
+from cyborg.objects import host as host_obj
 
 LOG = log.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class ConductorManager:
     def compute_node_rp(self, context, hostname, rp_name):
         rp_uuid = placement_sync.compute_node_rp(
             placement.PlacementClient(), rp_name)
-        db_api.host_set_compute_rp(context, hostname, rp_uuid)
+        host_obj.Host.set_compute_rp(context, hostname, rp_uuid)
         return rp_uuid
 
     @rpc.expected_exceptions(exception.CyborgException)

@@ -26,6 +26,7 @@ import uuid as uuid_lib
 import os_traits
 from oslo_log import log
 
+from cyborg.common import attributes as common_attributes
 from cyborg import exception
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
@@ -39,10 +40,6 @@ OWNER_TRAIT = os_traits.OWNER_CYBORG
 #: Provider uuids are uuid5 of the provider's name in this namespace, so
 #: every conductor derives the same uuid for the same deployable.
 PROVIDER_NAMESPACE = uuid_lib.UUID('0c7ed2fa-98da-443e-8435-7eaa52b21e75')
-
-# Attributes the drivers report (cyborg/drivers/report.py).
-RC_ATTRIBUTE = 'rc'
-TRAIT_ATTRIBUTE_PREFIX = 'trait'
 
 # Failures that spoil one provider only: the others are still synced and
 # the next pass tries this one again.
@@ -123,25 +120,25 @@ def _inventory(total, reserved):
 
 
 def _host_deployables(context, hostname):
-    """[(deployable, device, {attribute key: value})] of a host."""
+    """[(deployable, device, [(attribute key, value)])] of a host."""
     devices = {d.id: d for d in device_obj.Device.list(
         context, filters={'hostname': hostname})}
     if not devices:
         return []
     deployables = deployable_obj.Deployable.list(
         context, filters={'device_id': list(devices)})
-    attributes = collections.defaultdict(dict)
+    attributes = collections.defaultdict(list)
     if deployables:
         for attr in attribute_obj.Attribute.list(
                 context,
                 filters={'deployable_id': [d.id for d in deployables]}):
-            attributes[attr.deployable_id][attr.key] = attr.value
+            attributes[attr.deployable_id].append((attr.key, attr.value))
     return [(dep, devices[dep.device_id], attributes[dep.id])
             for dep in deployables]
 
 
 def _provider(hostname, deployable, device, attributes):
-    resource_class = attributes.get(RC_ATTRIBUTE)
+    resource_class, traits = common_attributes.decode(attributes)
     total = deployable.num_accelerators
     if not resource_class or total <= 0:
         return None
@@ -150,26 +147,12 @@ def _provider(hostname, deployable, device, attributes):
     closed = (device.status == states.DEVICE_MAINTAINING or
               device.vanished_at is not None)
     reserved = total if closed else 0
-    traits = {value for key, value in attributes.items()
-              if key.startswith(TRAIT_ATTRIBUTE_PREFIX)}
-    traits.add(OWNER_TRAIT)
     name = provider_name(hostname, deployable.name)
     return Provider(name=name, uuid=provider_uuid(name),
                     deployable=deployable,
                     inventories={resource_class: _inventory(total,
                                                             reserved)},
-                    traits=frozenset(traits))
-
-
-def desired_providers(context, hostname):
-    """The providers Placement should hold for the deployables of a host.
-
-    One per deployable with an ``rc`` attribute and accelerators; a device
-    under maintenance reserves its whole inventory.
-    """
-    providers = (_provider(hostname, *row)
-                 for row in _host_deployables(context, hostname))
-    return [p for p in providers if p is not None]
+                    traits=traits | {OWNER_TRAIT})
 
 
 def _read(client, rp):

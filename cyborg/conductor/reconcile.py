@@ -28,8 +28,8 @@ from cyborg.clients import placement
 from cyborg.conductor import inventory
 from cyborg.conductor import placement_sync
 import cyborg.conf
-from cyborg.db import api as db_api
 from cyborg import exception
+from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
@@ -46,7 +46,7 @@ def sync(context, hostname, owner, client=None):
     :raises PlacementUnavailable: Placement cannot be reached.
     """
     try:
-        host = db_api.host_get(context, hostname)
+        host = host_obj.Host.get_by_hostname(context, hostname)
     except exception.HostNotFound:
         host = None
     if host is None or host.compute_rp_uuid is None:
@@ -91,7 +91,7 @@ class Reconciler:
         starts over.
         """
         client = placement.PlacementClient()
-        for host in db_api.host_get_all(context):
+        for host in host_obj.Host.list(context):
             now = time.monotonic()
             if not self._due(host.hostname, now):
                 continue

@@ -47,6 +47,7 @@ from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
 from oslo_utils import uuidutils
 
+from cyborg.common import profile_group
 from cyborg.demo import nova_events
 from cyborg.demo import placement
 from cyborg import os_acc
@@ -69,17 +70,11 @@ class BootFailed(Exception):
     """The simulated boot failed; the message says at which step."""
 
 
-def request_group(index):
-    """The requester id Nova gives the request group of profile group N."""
-    return 'device_profile_%d' % index
-
-
 def placement_query(profile_groups, in_tree=None):
     """The ``GET /allocation_candidates`` parameters for a profile.
 
-    Each group's ``resources:<RC>`` and ``trait:<T>`` entries become the
-    granular group ``_device_profile_N``; ``accel:`` entries are Cyborg's
-    alone and stay out of Placement.
+    Each group becomes the granular request group Nova makes of it;
+    ``accel:`` entries are Cyborg's alone and stay out of Placement.
     """
     query = {'resources': ','.join('%s:%d' % item for item in
                                    sorted(INSTANCE_RESOURCES.items())),
@@ -87,17 +82,8 @@ def placement_query(profile_groups, in_tree=None):
     if in_tree:
         query['in_tree'] = in_tree
     for index, group in enumerate(profile_groups):
-        suffix = '_' + request_group(index)
-        resources, traits = [], []
-        for key, value in sorted(group.items()):
-            if key.startswith('resources:'):
-                resources.append('%s:%s' % (key.split(':', 1)[1], value))
-            elif key.startswith('trait:'):
-                trait = key.split(':', 1)[1]
-                traits.append(trait if value == 'required' else '!' + trait)
-        query['resources' + suffix] = ','.join(resources)
-        if traits:
-            query['required' + suffix] = ','.join(traits)
+        query.update(profile_group.placement_params(
+            group, profile_group.suffix(index)))
     return query
 
 
@@ -264,7 +250,7 @@ class NovaSim:
         candidate, host = self._candidate(groups, host)
         self._claim(instance, candidate)
         # Which provider serves which profile group, as Nova matches them.
-        rps = {index: candidate['mappings']['_' + request_group(index)][0]
+        rps = {index: candidate['mappings'][profile_group.suffix(index)][0]
                for index in range(len(groups))}
         progress('%s: claimed on host %s, accelerator providers %s' % (
             name, host, ', '.join(rps[i] for i in sorted(rps))))

@@ -22,7 +22,7 @@ functions, and the vendor files each driver reads.
 import os
 import shutil
 
-from cyborg.drivers import pci
+from cyborg.common import pci_address
 
 
 class SysfsTree:
@@ -44,7 +44,7 @@ class SysfsTree:
         link = os.path.join(self.root, 'bus/pci/devices', address)
         if os.path.islink(link):
             return os.path.join(os.path.realpath(link), *rel)
-        parts = pci.parse_address(address)
+        parts = pci_address.parse(address)
         return os.path.join(self.root, 'devices',
                             'pci%(domain)s:%(bus)s' % parts, address, *rel)
 
@@ -102,7 +102,7 @@ class SysfsTree:
         self.write(pf, 'sriov_numvfs', str(count))
         vfs = []
         for i in range(count):
-            vf = pci.offset_address(pf, first_offset + i * stride)
+            vf = pci_address.offset(pf, first_offset + i * stride)
             self.add_pci(vf, vendor, product, class_code, driver=driver,
                          parent=pf, files=files)
             os.symlink('../' + pf, self.path(vf, 'physfn'))
@@ -156,7 +156,7 @@ class SysfsTree:
                             'interface_uuids': '\n'.join(interface_uuids),
                             'rom.m.0/VBNV': vbnv})
         user_product = '%04x' % (int(product, 16) + 1)
-        self.add_pci(pci.offset_address(address, 1), '10ee', user_product,
+        self.add_pci(pci_address.offset(address, 1), '10ee', user_product,
                      '058000', driver='xocl',
                      files={'xclbinuuid': xclbin_uuid or '0' * 32})
         return address

@@ -17,6 +17,7 @@ programmed. Programming runs no tool; the card then reports the image and
 its function like a real one.
 """
 
+from cyborg.common import placement_names
 from cyborg.drivers import base
 from cyborg.drivers import fpga
 from cyborg.drivers import report
@@ -39,10 +40,10 @@ class FakeDriver(base.Driver):
         self._function_id = None
 
     def discover(self, pci_devices):
-        traits = [report.custom_name('FPGA', VENDOR),
-                  fpga.region_trait(REGION_TYPE)]
+        traits = [placement_names.custom_name('FPGA', VENDOR),
+                  placement_names.region_trait(REGION_TYPE)]
         if self._function_id:
-            traits.append(fpga.function_trait(self._function_id))
+            traits.append(placement_names.function_trait(self._function_id))
         region = report.deployable(
             CARD, self.name, fpga.RESOURCE_CLASS, traits,
             [report.pci_handle(vf) for vf in VFS],
@@ -56,4 +57,5 @@ class FakeDriver(base.Driver):
 
     def program(self, region, bitstream_path, image):
         self._image_id = image['id']
-        self._function_id = fpga.normalize_id(image.get('function_uuid'))
+        self._function_id = placement_names.normalize_id(
+            image.get('function_uuid'))

@@ -29,6 +29,8 @@ import threading
 from oslo_concurrency import processutils
 from oslo_log import log
 
+from cyborg.common import pci_address
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import pci
@@ -40,32 +42,6 @@ CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 RESOURCE_CLASS = 'FPGA'
-
-
-def normalize_id(text):
-    """An id as lower-case hexadecimal without dashes or ``0x``.
-
-    :returns: None for an empty or all-zero id, which sysfs shows for a
-        region without a function.
-    """
-    value = (text or '').strip().lower().replace('-', '')
-    value = value.removeprefix('0x')
-    if not value.strip('0'):
-        return None
-    return value
-
-
-def normalize_ids(texts):
-    """The distinct non-empty ids among ``texts``, normalized and sorted."""
-    return tuple(sorted({i for i in map(normalize_id, texts) if i}))
-
-
-def region_trait(region_type):
-    return report.custom_name('FPGA_REGION', region_type)
-
-
-def function_trait(function_id):
-    return report.custom_name('FPGA_FUNCTION_ID', function_id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +166,8 @@ class FpgaDriver(base.Driver):
                  region.deployable_name)
         with self._lock:
             self._loaded[region.deployable_name] = Loaded(
-                image['id'], normalize_id(image.get('function_uuid')),
+                image['id'],
+                placement_names.normalize_id(image.get('function_uuid')),
                 topology)
 
     def _loaded_image(self, card):
@@ -214,11 +191,13 @@ class FpgaDriver(base.Driver):
         if loaded is not None and not function_ids and loaded.function_id:
             # The card cannot show its function; the image says it.
             function_ids = (loaded.function_id,)
-        traits = [report.custom_name('FPGA', self.vendor),
-                  report.custom_name('FPGA', self.vendor, card.region.board)]
-        if card.region.region_type:
-            traits.append(region_trait(card.region.region_type))
-        traits.extend(function_trait(f) for f in function_ids)
+        region = card.region
+        traits = [placement_names.custom_name('FPGA', self.vendor),
+                  placement_names.custom_name('FPGA', self.vendor,
+                                              region.board)]
+        if region.region_type:
+            traits.append(placement_names.region_trait(region.region_type))
+        traits.extend(placement_names.function_trait(f) for f in function_ids)
         image_id = loaded.image_id if loaded else None
         topology = loaded.topology if loaded else None
         if topology is None:
@@ -245,8 +224,8 @@ class FpgaDriver(base.Driver):
         """
         own, children = [], []
         for pf_offset, vf_offsets in topology.pfs:
-            pf = pci.offset_address(name, pf_offset)
-            functions = [pci.offset_address(name, o) for o in vf_offsets]
+            pf = pci_address.offset(name, pf_offset)
+            functions = [pci_address.offset(name, o) for o in vf_offsets]
             handles = [report.pci_handle(f) for f in functions or [pf]
                        if f in pci_devices]
             if pf == name:

@@ -26,6 +26,7 @@ import re
 import os_resource_classes
 import os_traits
 
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import report
@@ -94,14 +95,14 @@ def _resource_class(name):
     name = name.strip().upper()
     if name in os_resource_classes.STANDARDS:
         return name
-    return report.custom_name(name.removeprefix('CUSTOM_'))
+    return placement_names.custom_name(name.removeprefix('CUSTOM_'))
 
 
 def _trait(name):
     name = name.strip().upper()
     if name in os_traits.get_traits():
         return name
-    return report.custom_name(name.removeprefix('CUSTOM_'))
+    return placement_names.custom_name(name.removeprefix('CUSTOM_'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,7 +190,7 @@ class GenericPciDriver(base.Driver):
 
     def _device(self, name, members, owner):
         first, spec = members[0]
-        resource_class = spec.resource_class or report.custom_name(
+        resource_class = spec.resource_class or placement_names.custom_name(
             'PCI', first.vendor_id, first.product_id)
         extra = ({'physical_network': spec.physical_network}
                  if spec.physical_network else {})

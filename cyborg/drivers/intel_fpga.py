@@ -18,10 +18,11 @@ region's type; each port shows the id of its loaded accelerator function
 (AFU). OPAE's ``fpgaconf`` loads partial bitstreams (green bitstreams).
 """
 
+from cyborg.common import pci_address
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import fpga
-from cyborg.drivers import pci
 from cyborg import exception
 from cyborg.i18n import _
 
@@ -67,7 +68,7 @@ class IntelFpgaDriver(fpga.FpgaDriver):
                     dev.product_id not in CARDS):
                 continue
             model, board = CARDS[dev.product_id]
-            interface_id = fpga.normalize_id(
+            interface_id = placement_names.normalize_id(
                 next(iter(dev.read_all(*_INTERFACE_ID)), None))
             # With SR-IOV on, the port and its AFU move to the VF.
             function_ids = []
@@ -81,7 +82,7 @@ class IntelFpgaDriver(fpga.FpgaDriver):
                     deployable_name=dev.address, vendor=self.vendor,
                     board=board, region_type=interface_id,
                     shell_ids=(interface_id,) if interface_id else ()),
-                function_ids=fpga.normalize_ids(function_ids)))
+                function_ids=placement_names.normalize_ids(function_ids)))
         return cards
 
     def command(self, region, bitstream_path, image):
@@ -91,7 +92,7 @@ class IntelFpgaDriver(fpga.FpgaDriver):
                 reason=_('it has no shell_id, so it is a shell (FIM) '
                          'image, and fpgaconf loads partial bitstreams '
                          'only'))
-        address = pci.parse_address(region.deployable_name)
+        address = pci_address.parse(region.deployable_name)
         return [CONF.fpga.fpgaconf_path,
                 '-S', '0x' + address['domain'], '-B', '0x' + address['bus'],
                 '-D', '0x' + address['device'],

@@ -19,6 +19,7 @@ says which physical network each port is cabled to.
 
 import os
 
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import report
@@ -46,7 +47,7 @@ MODELS = {
 
 
 def physnet_trait(physnet):
-    return report.custom_name('PHYSNET', physnet)
+    return placement_names.custom_name('PHYSNET', physnet)
 
 
 def parse_mappings(mappings):
@@ -91,7 +92,7 @@ class IntelNicDriver(base.Driver):
                             if i in self.physnets), None)
             model = MODELS.get(pf.product_id, pf.product_id)
             traits = ['CUSTOM_NIC_INTEL',
-                      report.custom_name('NIC_INTEL', model)]
+                      placement_names.custom_name('NIC_INTEL', model)]
             extra = {}
             if physnet:
                 traits.append(physnet_trait(physnet))

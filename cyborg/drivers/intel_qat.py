@@ -17,6 +17,7 @@ devices show which services their firmware runs (``qat/cfg_services``),
 which become traits.
 """
 
+from cyborg.common import placement_names
 from cyborg.drivers import base
 from cyborg.drivers import report
 
@@ -48,9 +49,9 @@ class IntelQatDriver(base.Driver):
                     pf.product_id not in MODELS):
                 continue
             model = MODELS[pf.product_id]
-            traits = ['CUSTOM_QAT', report.custom_name('QAT', model)]
+            traits = ['CUSTOM_QAT', placement_names.custom_name('QAT', model)]
             services = pf.read('qat/cfg_services') or ''
-            traits.extend(report.custom_name('QAT_SERVICE', service)
+            traits.extend(placement_names.custom_name('QAT_SERVICE', service)
                           for service in services.split(';') if service)
             functions = pf.virtfns or (pf.address,)
             deployable = report.deployable(

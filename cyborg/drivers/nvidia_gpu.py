@@ -20,6 +20,7 @@ themselves, are never offered whole.
 
 import os
 
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import report
@@ -47,11 +48,11 @@ VENDOR_TRAIT = 'CUSTOM_GPU_NVIDIA'
 
 
 def product_trait(product_id):
-    return report.custom_name('GPU_PRODUCT_ID', product_id)
+    return placement_names.custom_name('GPU_PRODUCT_ID', product_id)
 
 
 def vgpu_type_trait(mdev_type):
-    return report.custom_name('VGPU_TYPE', mdev_type)
+    return placement_names.custom_name('VGPU_TYPE', mdev_type)
 
 
 def vgpu_capacity(dev, mdev_type):

@@ -18,6 +18,7 @@ in use, so it is shown but never handed to an instance.
 
 import os
 
+from cyborg.common import placement_names
 from cyborg.drivers import base
 from cyborg.drivers import report
 
@@ -84,7 +85,7 @@ class NvmeSsdDriver(base.Driver):
                          '%s:%s' % (dev.vendor_id, dev.product_id))
             deployable = report.deployable(
                 dev.address, self.name, RESOURCE_CLASS,
-                ['CUSTOM_NVME', report.custom_name('NVME', vendor)],
+                ['CUSTOM_NVME', placement_names.custom_name('NVME', vendor)],
                 [report.pci_handle(dev.address,
                                    in_use=host_uses(dev, mounted))])
             devices.append(report.device(

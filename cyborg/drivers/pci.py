@@ -22,43 +22,10 @@ sysfs directory whichever backend found it.
 import dataclasses
 import glob
 import os
-import re
 
 import pyudev
 
 REAL_SYSFS = '/sys'
-
-_ADDRESS = re.compile(
-    r'^(?P<domain>[0-9a-f]{4}):(?P<bus>[0-9a-f]{2}):'
-    r'(?P<device>[0-9a-f]{2})\.(?P<function>[0-7])$')
-
-
-def parse_address(address):
-    """Split ``0000:5e:00.1`` into its domain, bus, device and function.
-
-    :raises ValueError: not a full, lower-case PCI address.
-    """
-    match = _ADDRESS.match(address)
-    if match is None:
-        raise ValueError('%r is not a PCI address' % address)
-    return match.groupdict()
-
-
-def offset_address(address, offset):
-    """The address ``offset`` routing ids after ``address``.
-
-    SR-IOV places virtual functions at fixed routing-id offsets from their
-    physical function, and bitstream topologies give PCI offsets the same
-    way: the device and function numbers carry into the bus number.
-    """
-    parts = parse_address(address)
-    rid = (int(parts['bus'], 16) << 8 | int(parts['device'], 16) << 3 |
-           int(parts['function'], 16)) + offset
-    if not 0 <= rid <= 0xffff:
-        raise ValueError('offset %d from %s leaves the PCI domain'
-                         % (offset, address))
-    return '%s:%02x:%02x.%x' % (parts['domain'], rid >> 8, (rid >> 3) & 0x1f,
-                                rid & 0x7)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,34 +23,23 @@ They keep the conventions agreed with the conductor in one place:
 """
 
 import json
-import re
 
-from cyborg.drivers import pci
+from cyborg.common import attributes as common_attributes
+from cyborg.common import pci_address
 from cyborg.objects import driver_report
 from cyborg import states
 
 
-def custom_name(*parts):
-    """A custom trait or resource class name made of ``parts``.
-
-    ``CUSTOM_`` and the parts, upper-cased and joined by ``_``; characters
-    that Placement names cannot hold become ``_``.
-    """
-    name = '_'.join(str(part) for part in parts if part)
-    return 'CUSTOM_' + re.sub(r'[^A-Z0-9_]', '_', name.upper())
-
-
 def attributes(resource_class, traits):
     """The ``rc`` and ``trait<N>`` attributes, traits sorted."""
-    attrs = [driver_report.AttributeReport(key='rc', value=resource_class)]
-    attrs.extend(driver_report.AttributeReport(key='trait%d' % i, value=t)
-                 for i, t in enumerate(sorted(set(traits))))
-    return attrs
+    return [driver_report.AttributeReport(key=key, value=value)
+            for key, value in common_attributes.encode(resource_class,
+                                                       traits)]
 
 
 def pci_handle(address, in_use=False, **extra):
     """A PCI attach handle for ``address``, plus ``extra`` information."""
-    info = pci.parse_address(address)
+    info = pci_address.parse(address)
     info.update(extra)
     return driver_report.AttachHandleReport(
         attach_type=states.ATTACH_PCI, attach_info=info, in_use=in_use)
@@ -58,7 +47,7 @@ def pci_handle(address, in_use=False, **extra):
 
 def mdev_handle(parent_address, mdev_type):
     """An MDEV attach handle: one mediated device of ``mdev_type``."""
-    info = pci.parse_address(parent_address)
+    info = pci_address.parse(parent_address)
     info['asked_type'] = mdev_type
     return driver_report.AttachHandleReport(
         attach_type=states.ATTACH_MDEV, attach_info=info)
@@ -86,7 +75,7 @@ def device(device_type, vendor, model, controlpath, deployables,
         vendor_board_info=_json(vendor_board_info),
         controlpath_id=driver_report.ControlpathReport(
             cpid_type=states.CPID_PCI,
-            cpid_info=pci.parse_address(controlpath)),
+            cpid_info=pci_address.parse(controlpath)),
         deployables=list(deployables))
 
 

@@ -20,10 +20,11 @@ first of its ``interface_uuids`` the type of its user region; the user
 function shows the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images.
 """
 
+from cyborg.common import pci_address
+from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import fpga
-from cyborg.drivers import pci
 
 CONF = cyborg.conf.CONF
 
@@ -43,7 +44,8 @@ CARDS = {
 def _uuids(dev, name):
     """The uuids listed one per line in a device file, in file order."""
     text = next(iter(dev.read_all(name)), '')
-    return tuple(u for u in map(fpga.normalize_id, text.splitlines()) if u)
+    ids = map(placement_names.normalize_id, text.splitlines())
+    return tuple(u for u in ids if u)
 
 
 class XilinxFpgaDriver(fpga.FpgaDriver):
@@ -58,7 +60,7 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
         for mgmt in pci_devices.values():
             if mgmt.vendor_id != VENDOR_ID or mgmt.product_id not in CARDS:
                 continue
-            user = pci_devices.get(pci.offset_address(mgmt.address, 1))
+            user = pci_devices.get(pci_address.offset(mgmt.address, 1))
             if user is None or user.vendor_id != VENDOR_ID:
                 continue
             model, board = CARDS[mgmt.product_id]
@@ -71,13 +73,13 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
                     region_type=next(iter(_uuids(mgmt, 'interface_uuids')),
                                      None),
                     shell_ids=_uuids(mgmt, 'logic_uuids')),
-                function_ids=fpga.normalize_ids(user.read_all(
+                function_ids=placement_names.normalize_ids(user.read_all(
                     'xclbinuuid')),
                 vendor_board_info={'vbnv': vbnv[0]} if vbnv else None))
         return cards
 
     def command(self, region, bitstream_path, image):
-        mgmt = pci.offset_address(region.deployable_name, -1)
+        mgmt = pci_address.offset(region.deployable_name, -1)
         # An image without shell_id is a shell; others go into the user
         # region. --force answers xbmgmt's confirmation prompt.
         target = '--user' if image.get('shell_id') else '--shell'

@@ -22,3 +22,4 @@ def register_all():
     __import__('cyborg.objects.device')
     __import__('cyborg.objects.device_profile')
     __import__('cyborg.objects.driver_report')
+    __import__('cyborg.objects.host')

@@ -11,7 +11,7 @@
 # under the License.
 """Accelerator request (ARQ): one accelerator requested for an instance."""
 
-from cyborg.db import api as db_api
+from cyborg.db import accelerator_request as arq_db
 from cyborg.objects import base
 from cyborg.objects import fields
 from cyborg import states
@@ -64,12 +64,12 @@ class AcceleratorRequest(base.PersistentObject):
     def create_many(cls, context, values_list):
         """Insert several ARQs in one transaction."""
         return cls._from_db_objects(
-            context, db_api.arq_create_many(context, values_list))
+            context, arq_db.create_many(context, values_list))
 
     @classmethod
     def list_bind_started(cls, context, updated_before=None):
         """The ARQs being bound (unchanged since ``updated_before``)."""
-        return cls._from_db_objects(context, db_api.arqs_bind_started(
+        return cls._from_db_objects(context, arq_db.list_bind_started(
             context, updated_before=updated_before))
 
     @classmethod
@@ -79,30 +79,42 @@ class AcceleratorRequest(base.PersistentObject):
         :returns: the deleted ARQs as they were before deletion.
         """
         return cls._from_db_objects(
-            context, db_api.arqs_delete(context, uuids=uuids,
+            context, arq_db.delete_many(context, uuids=uuids,
                                         instance_uuid=instance_uuid))
+
+    @classmethod
+    def start_binds(cls, context, binds):
+        """Move ARQs to BindStarted together, each from the state it had.
+
+        :param binds: {uuid: (state seen, bind values)}.
+        :returns: the BindStarted ARQs.
+        :raises AcceleratorRequestInvalidState: one of them changed since
+            it was seen; none moved.
+        """
+        return cls._from_db_objects(context,
+                                    arq_db.start_binds(context, binds))
 
     def destroy(self, context):
         self.destroy_many(context, uuids=[self.uuid])
 
     def update_state(self, context, target, values=None, expected=None):
         """Move to ``target`` if the transition table allows it."""
-        row = db_api.arq_update_state(context, self.uuid, target,
-                                      values=values, expected=expected)
+        row = arq_db.update_state(context, self.uuid, target,
+                                  values=values, expected=expected)
         self._from_db_object(context, row, obj=self)
 
     def unbind(self, context):
         """Release the handle and forget host, RP and instance."""
-        self._from_db_object(context, db_api.arq_unbind(context, self.uuid),
+        self._from_db_object(context, arq_db.unbind(context, self.uuid),
                              obj=self)
 
     def claim_handle(self, context, deployable_id):
         """Claim a handle of the deployable; the ARQ stays BindStarted."""
         self._from_db_object(
-            context, db_api.arq_claim_handle(context, self.uuid,
-                                             deployable_id), obj=self)
+            context, arq_db.claim_handle(context, self.uuid, deployable_id),
+            obj=self)
 
     def fail_bind(self, context):
         """Become BindFailed and release the claimed handle."""
         self._from_db_object(
-            context, db_api.arq_bind_failed(context, self.uuid), obj=self)
+            context, arq_db.bind_failed(context, self.uuid), obj=self)

@@ -12,7 +12,7 @@
 """Base classes of Cyborg's versioned objects and their RPC serializer.
 
 Objects are data plus persistence: they read and write the database through
-:mod:`cyborg.db.api` and never make RPC or HTTP calls.
+:mod:`cyborg.db` and never make RPC or HTTP calls.
 """
 
 from oslo_versionedobjects import base as ovo_base
@@ -32,15 +32,12 @@ class CyborgObject(ovo_base.VersionedObject):
     OBJ_PROJECT_NAMESPACE = 'cyborg'
 
 
-class PersistentObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
-    """An object stored in one table, found by its uuid.
+class StoredObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
+    """An object read from a row of one table.
 
-    Subclasses name their table's noun in ``_noun`` (see
-    :mod:`cyborg.db.api`) and may override ``_from_db_object`` for fields
-    that do not map one to one to columns.
+    Subclasses may override ``_from_db_object`` for fields that do not
+    map one to one to columns.
     """
-
-    _noun = None
 
     fields = {
         'created_at': fields.DateTimeField(nullable=True),
@@ -63,6 +60,16 @@ class PersistentObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
     @classmethod
     def _from_db_objects(cls, context, db_rows):
         return [cls._from_db_object(context, row) for row in db_rows]
+
+
+class PersistentObject(StoredObject):
+    """An object stored in one table, found by its uuid.
+
+    Subclasses name their table's noun in ``_noun`` (see
+    :mod:`cyborg.db.api`).
+    """
+
+    _noun = None
 
     @classmethod
     def get_by_uuid(cls, context, uuid):

@@ -11,7 +11,7 @@
 # under the License.
 """Device profile: a named set of accelerator requirements."""
 
-from cyborg.db import api as db_api
+from cyborg.db import device_profile as profile_db
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -35,12 +35,12 @@ class DeviceProfile(base.PersistentObject):
     @classmethod
     def get_by_name(cls, context, name):
         return cls._from_db_object(
-            context, db_api.device_profile_get_by_name(context, name))
+            context, profile_db.get_by_name(context, name))
 
     @classmethod
     def destroy_many(cls, context, uuids=(), names=()):
         """Delete the named profiles, all or none."""
-        db_api.device_profiles_delete(context, uuids=uuids, names=names)
+        profile_db.delete_many(context, uuids=uuids, names=names)
 
     def destroy(self, context):
         self.destroy_many(context, uuids=[self.uuid])

@@ -18,6 +18,7 @@ import threading
 import sqlalchemy as sa
 
 from cyborg import context
+from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg import exception
 from cyborg import states
@@ -87,7 +88,7 @@ def create_profile(context, name='fpga-dp1', groups=None):
 
 def create_arqs(context, profile, count=1, project_id='fake-project',
                 **values):
-    return db_api.arq_create_many(context, [
+    return arq_db.create_many(context, [
         dict({'device_profile_id': profile.id,
               'device_profile_group_id': 0,
               'device_profile_group': profile.groups[0],
@@ -139,11 +140,54 @@ def race(func, args_list):
         return list(pool.map(run, args_list))
 
 
+@contextlib.contextmanager
+def meanwhile(prefix, func, *args, wait=1.0):
+    """Run ``func(*args)`` in another thread once, mid-transaction.
+
+    When this thread first sends Cyborg's engine a statement starting with
+    ``prefix``, ``func`` starts in a thread of its own, and this one waits
+    for it up to ``wait`` seconds (longer, and a database that locks more
+    than the statement's rows would make the two wait on each other) before
+    the statement goes on.
+
+    :returns: a future of ``func``'s result, done when the block ends.
+    """
+    engine = db_api.get_engine()
+    caller = threading.get_ident()
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    futures = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        if (threading.get_ident() == caller and not futures and
+                statement.startswith(prefix)):
+            futures.append(pool.submit(func, *args))
+            concurrent.futures.wait(futures, timeout=wait)
+
+    sa.event.listen(engine, 'before_cursor_execute', before)
+    try:
+        yield _Later(futures)
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', before)
+        pool.shutdown(wait=True)
+
+
+class _Later:
+    """The future that :func:`meanwhile` will have started."""
+
+    def __init__(self, futures):
+        self._futures = futures
+
+    def result(self):
+        if not self._futures:
+            raise AssertionError('no statement started the other thread')
+        return self._futures[0].result()
+
+
 def bind_arq(context, uuid, deployable_id):
     """Bind a BindStarted ARQ as the conductor does, minus its checks.
 
     :returns: the Bound row.
     """
-    db_api.arq_claim_handle(context, uuid, deployable_id)
-    return db_api.arq_update_state(context, uuid, states.BOUND,
-                                   expected=[states.BIND_STARTED])
+    arq_db.claim_handle(context, uuid, deployable_id)
+    return arq_db.update_state(context, uuid, states.BOUND,
+                               expected=[states.BIND_STARTED])

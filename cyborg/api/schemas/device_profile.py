@@ -9,43 +9,25 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Device profile requests: JSON Schemas, the group rules and patches.
+"""Device profile requests: JSON Schemas, and the patches of 2.5.
 
-A group is a dict of ``resources:<RC>`` (a positive amount), ``trait:<T>``
-(``required`` or ``forbidden``) and ``accel:<key>`` entries. Resource class
-and trait names may be written in lower case with hyphens: they are stored
-upper case with underscores. Whitespace after a prefix is dropped. A
-PATCH (2.5) replaces the description or the groups as a whole, under the
-same rules as a create.
+The schemas check a request's shape; the group grammar itself (which keys
+and values a group may hold, and their stored spelling) is
+:mod:`cyborg.common.profile_group`'s. A PATCH (2.5) replaces the
+description or the groups as a whole, under the same rules as a create.
 """
 
-import re
-
-import os_resource_classes
-import os_traits
 from oslo_utils import uuidutils
 
 from cyborg.api.schemas import parameter_types
+from cyborg.common import profile_group
 from cyborg import exception
 from cyborg.i18n import _
-
-RESOURCES = 'resources:'
-TRAIT = 'trait:'
-ACCEL = 'accel:'
-
-_CUSTOM = re.compile('^CUSTOM_[A-Z0-9_]+$')
-_AMOUNT = re.compile('^[1-9][0-9]{0,8}$')
-_WORD = re.compile('^[A-Za-z0-9_.-]{1,255}$')
-_STANDARD_TRAITS = frozenset(os_traits.get_traits())
-_STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
-
-TRAIT_VALUES = ('required', 'forbidden')
-ATTACH_TARGETS = ('VM', 'host', 'none')
 
 _group = {
     'type': 'object', 'minProperties': 1,
     'additionalProperties': {'type': 'string', 'maxLength': 255},
-    'propertyNames': {'pattern': '^(resources|trait|accel):',
+    'propertyNames': {'pattern': '^(%s)' % '|'.join(profile_group.PREFIXES),
                       'maxLength': 255},
 }
 
@@ -105,103 +87,6 @@ delete_query = {
 SORT_KEYS = ('created_at', 'updated_at', 'name', 'uuid')
 
 
-def _invalid(group_id, key, reason):
-    return exception.InvalidParameterValue(
-        name=_('field groups/%(group)d/%(key)s') % {'group': group_id,
-                                                    'key': key},
-        reason=reason)
-
-
-def _upper(name):
-    return name.strip().upper().replace('-', '_')
-
-
-def _resource(group_id, key, name, value):
-    name = _upper(name)
-    if name not in _STANDARD_CLASSES and not _CUSTOM.match(name):
-        raise _invalid(group_id, key, _(
-            '%s is neither a standard resource class nor CUSTOM_ followed '
-            'by letters, digits and underscores') % name)
-    if not _AMOUNT.match(value.strip()):
-        raise _invalid(group_id, key, _('the amount must be a positive '
-                                        'integer'))
-    return RESOURCES + name, value.strip()
-
-
-def _trait(group_id, key, name, value):
-    name = _upper(name)
-    if name not in _STANDARD_TRAITS and not _CUSTOM.match(name):
-        raise _invalid(group_id, key, _(
-            '%s is neither a standard trait nor CUSTOM_ followed by '
-            'letters, digits and underscores') % name)
-    value = value.strip().lower()
-    if value not in TRAIT_VALUES:
-        raise _invalid(group_id, key, _('must be required or forbidden'))
-    return TRAIT + name, value
-
-
-def _accel_bitstream_id(value):
-    return uuidutils.is_uuid_like(value), _('must be a UUID')
-
-
-def _accel_word(value):
-    return bool(_WORD.match(value)), _(
-        'must be 1 to 255 letters, digits, dots, underscores or hyphens')
-
-
-def _accel_attach_target(value):
-    return value in ATTACH_TARGETS, _('must be one of %s') % ', '.join(
-        ATTACH_TARGETS)
-
-
-#: Valid ``accel:`` keys and the check of their value.
-ACCEL_KEYS = {
-    'bitstream_id': _accel_bitstream_id,
-    'bitstream_name': _accel_word,
-    'function_id': _accel_word,
-    'function_name': _accel_word,
-    'attach_target': _accel_attach_target,
-}
-
-
-def _accel(group_id, key, name, value):
-    name = name.strip().lower().replace('-', '_')
-    check = ACCEL_KEYS.get(name)
-    if check is None:
-        raise _invalid(group_id, key, _('accel: keys are %s') % ', '.join(
-            sorted(ACCEL_KEYS)))
-    value = value.strip()
-    valid, reason = check(value)
-    if not valid:
-        raise _invalid(group_id, key, reason)
-    return ACCEL + name, value
-
-
-_BY_PREFIX = ((RESOURCES, _resource), (TRAIT, _trait), (ACCEL, _accel))
-
-
-def normalize_groups(groups):
-    """Check every group entry; return them in their stored spelling.
-
-    :raises InvalidParameterValue: an entry breaks a rule, or two entries
-        of one group mean the same thing.
-    """
-    result = []
-    for group_id, group in enumerate(groups):
-        normalized = {}
-        for key, value in group.items():
-            for prefix, normalize in _BY_PREFIX:
-                if key.startswith(prefix):
-                    new_key, new_value = normalize(
-                        group_id, key, key[len(prefix):], value)
-                    break
-            if new_key in normalized:
-                raise _invalid(group_id, key, _('repeats %s') % new_key)
-            normalized[new_key] = new_value
-        result.append(normalized)
-    return result
-
-
 def profile_from_body(body):
     """The one profile of a validated POST body, normalised."""
     profile = dict(body[0] if isinstance(body, list) else body)
@@ -212,7 +97,7 @@ def profile_from_body(body):
                      'either'))
     if profile.get('uuid'):
         profile['uuid'] = profile['uuid'].lower()
-    profile['groups'] = normalize_groups(profile['groups'])
+    profile['groups'] = profile_group.normalize(profile['groups'])
     return profile
 
 
@@ -269,5 +154,5 @@ def patch_values(operations):
                 reason=_('%s needs a value') % operation['op'])
         values[field] = operation['value']
     if 'groups' in values:
-        values['groups'] = normalize_groups(values['groups'])
+        values['groups'] = profile_group.normalize(values['groups'])
     return values

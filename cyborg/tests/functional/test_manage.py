@@ -19,32 +19,12 @@ from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 import testtools
 
-from cyborg.cmd import manage
 from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.db import migration
 from cyborg.objects import accelerator_request
 from cyborg.objects import device_profile
 from cyborg.tests import db_utils
-
-
-class TestMigrateGroup(testtools.TestCase):
-
-    def test_renames_resources_and_traits_only(self):
-        group, changes, conflicts = manage.migrate_group(
-            {'resources:CUSTOM_FPGA': '1', 'trait:CUSTOM_OLD': 'required',
-             'accel:function_name': 'CUSTOM_OLD'},
-            {'CUSTOM_FPGA': 'FPGA', 'CUSTOM_OLD': 'HW_NEW'})
-        self.assertEqual({'resources:FPGA': '1', 'trait:HW_NEW': 'required',
-                          'accel:function_name': 'CUSTOM_OLD'}, group)
-        self.assertEqual(2, len(changes))
-        self.assertEqual([], conflicts)
-
-    def test_collision_is_reported(self):
-        _, _, conflicts = manage.migrate_group(
-            {'trait:CUSTOM_A': 'required', 'trait:B': 'forbidden'},
-            {'CUSTOM_A': 'B'})
-        self.assertEqual(['trait:B'], conflicts)
 
 
 class TestMigrateCommand(testtools.TestCase):

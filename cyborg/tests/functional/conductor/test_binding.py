@@ -31,9 +31,11 @@ from oslo_utils import uuidutils
 import testtools
 
 from cyborg.clients import nova
+from cyborg.conductor import accelerator_request
 from cyborg.conductor import binding
 import cyborg.conf
 from cyborg import context
+from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.demo import server as demo_server
 from cyborg import exception
@@ -215,7 +217,7 @@ class TestBind(BindTestCase):
 
     def test_deadline_passed(self):
         arq = self._arqs({'resources:FPGA': '1'})[0]
-        started = db_api.arq_update_state(
+        started = arq_db.update_state(
             self.ctx, arq.uuid, states.BIND_STARTED, values={
                 'hostname': 'host1', 'device_rp_uuid': self.deployable.rp_uuid,
                 'instance_uuid': uuidutils.generate_uuid()})
@@ -375,13 +377,13 @@ class TestRestart(BindTestCase):
     def _left_binding(self, age, claimed=False):
         arq = self._arqs({'resources:FPGA': '1'})[0]
         instance = uuidutils.generate_uuid()
-        db_api.arq_update_state(self.ctx, arq.uuid, states.BIND_STARTED,
-                                values={'hostname': 'host1',
-                                        'device_rp_uuid':
-                                            self.deployable.rp_uuid,
+        arq_db.update_state(self.ctx, arq.uuid, states.BIND_STARTED,
+                            values={'hostname': 'host1',
+                                    'device_rp_uuid':
+                                    self.deployable.rp_uuid,
                                         'instance_uuid': instance})
         if claimed:
-            db_api.arq_claim_handle(self.ctx, arq.uuid, self.deployable.id)
+            arq_db.claim_handle(self.ctx, arq.uuid, self.deployable.id)
         then = timeutils.utcnow() - datetime.timedelta(seconds=age)
         db_api.update(self.ctx, 'accelerator_request', arq.uuid,
                       {'updated_at': then})
@@ -418,7 +420,7 @@ class TestRestart(BindTestCase):
                          self._statuses(claimed_instance))
         self.assertEqual([(old.uuid, 'failed')],
                          self._statuses(old_instance))
-        self.assertEqual([], db_api.arqs_bind_started(self.ctx))
+        self.assertEqual([], arq_db.list_bind_started(self.ctx))
 
 
 class _FlakyNova(demo_server.LoopbackServer):
@@ -504,7 +506,7 @@ class _BindRace:
         profile = db_utils.create_profile(ctx)
         arqs = []
         for row in db_utils.create_arqs(ctx, profile, count=self.THREADS):
-            started = db_api.arq_update_state(
+            started = arq_db.update_state(
                 ctx, row.uuid, states.BIND_STARTED, values={
                     'hostname': 'host1', 'device_rp_uuid': rp_uuid,
                     'instance_uuid': uuidutils.generate_uuid()})
@@ -523,6 +525,60 @@ class _BindRace:
             [r for r in results if r.state == states.BIND_FAILED]))
         self.assertEqual(len(handles), len(db_api.get_all(
             ctx, 'attach_handle', filters={'in_use': True})))
+
+    def test_patch_all_or_nothing(self):
+        """Of two patches racing for an ARQ, one wins; the other moves none.
+
+        A second patch binds one of the first patch's ARQs while the first
+        one starts moving its ARQs to BindStarted. Whichever is refused
+        leaves all its ARQs as they were, so every BindStarted ARQ is one
+        of the winner's, with its bind submitted.
+        """
+        ctx = context.get_admin_context()
+        arqs = db_utils.create_arqs(ctx, db_utils.create_profile(ctx),
+                                    count=3)
+        submitted = _RecordingExecutor()
+
+        def patch(arqs):
+            instance = uuidutils.generate_uuid()
+            return {a.uuid: {'hostname': 'host1',
+                             'device_rp_uuid': uuidutils.generate_uuid(),
+                             'instance_uuid': instance} for a in arqs}
+
+        def start(patch):
+            try:
+                accelerator_request.start_binds(ctx, patch, submitted)
+            except exception.AcceleratorRequestInvalidState:
+                return False
+            return True
+
+        first, second = patch(arqs), patch(arqs[1:2])
+        with db_utils.meanwhile('UPDATE accelerator_requests',
+                                start, second) as other:
+            won = {'first': start(first)}
+        won['second'] = other.result()
+        self.assertEqual(1, sum(won.values()), won)
+        winner = first if won['first'] else second
+        rows = [db_api.get(ctx, 'accelerator_request', a.uuid)
+                for a in arqs]
+        self.assertEqual(sorted(winner), sorted(
+            r.uuid for r in rows if r.state == states.BIND_STARTED))
+        self.assertEqual(sorted(winner), sorted(submitted.arqs))
+        self.assertEqual({v['instance_uuid'] for v in winner.values()},
+                         {r.instance_uuid for r in rows if r.instance_uuid})
+
+
+class _RecordingExecutor:
+    """Takes the binds a workflow submits and runs none of them."""
+
+    def __init__(self):
+        self.arqs = []
+
+    def submit(self, fn, context, arqs, deadline):
+        self.arqs.extend(arq.uuid for arq in arqs)
+        future = futurist.Future()
+        future.set_result(None)
+        return future
 
 
 class TestBindRaceSQLiteFile(_BindRace,

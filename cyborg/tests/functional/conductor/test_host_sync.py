@@ -21,7 +21,7 @@ down while reports arrive, and the periodic reconciliation.
 from cyborg.agent import resource_tracker
 from cyborg.conductor import placement_sync
 from cyborg.conductor import service as conductor_service
-from cyborg.db import api as db_api
+from cyborg.db import host as host_db
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
@@ -150,7 +150,7 @@ class TestHostSync(base.ConductorTestCase):
         placement_sync.forget_providers()
         # A host visited first whose every Placement request is refused
         # (a compute node "uuid" Placement rejects with 400).
-        db_api.host_set_compute_rp(self.admin_context, '0-' + self.host,
-                                   'not-a-uuid')
+        host_db.set_compute_rp(self.admin_context, '0-' + self.host,
+                               'not-a-uuid')
         self.conductor.manager.reconciler.run(self.admin_context)
         self.assertEqual(rp_uuid, self._providers(compute)[name]['uuid'])

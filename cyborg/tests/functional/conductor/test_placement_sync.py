@@ -225,21 +225,23 @@ class PlacementSyncTest(base.TestCase):
                           placement_sync.compute_node_rp, self.client,
                           'no-such-' + self.hostname)
 
-    def test_desired_providers(self):
+    def test_only_deployables_that_offer_become_providers(self):
         fpga = self._add_deployable('0000:5e:00.0', handles=4)
         self._add_deployable('0000:5f:00.0', rc=None)
         self._add_deployable('0000:60:00.0', handles=0)
         db_utils.create_device_tree(self.admin_context, hostname='other-host',
                                     resource_class='FPGA')
-        providers = placement_sync.desired_providers(self.admin_context,
-                                                     self.hostname)
-        self.assertEqual(1, len(providers))
-        provider = providers[0]
-        self.assertEqual(self._name('0000:5e:00.0'), provider.name)
-        self.assertEqual(self._uuid('0000:5e:00.0'), provider.uuid)
-        self.assertEqual(fpga.uuid, provider.deployable.uuid)
-        self.assertEqual({'FPGA': _inventory(4)}, provider.inventories)
-        self.assertEqual(self._expected_traits(), provider.traits)
+        self.assertEqual(1, self._sync()['created'])
+        tree = self._get('/resource_providers?in_tree=%s' % self.compute_rp)
+        self.assertEqual(
+            [(self._name('0000:5e:00.0'), self._uuid('0000:5e:00.0'))],
+            [(rp['name'], rp['uuid']) for rp in tree['resource_providers']
+             if rp['uuid'] != self.compute_rp])
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self.assertEqual({'FPGA': _inventory(4)}, self._inventories(rp_uuid))
+        self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
+        self.assertEqual(rp_uuid, deployable_obj.Deployable.get_by_uuid(
+            self.admin_context, fpga.uuid).rp_uuid)
 
     def test_first_sync_creates_then_unchanged_pass_writes_nothing(self):
         fpga = self._add_deployable('0000:5e:00.0')

@@ -28,6 +28,7 @@ from oslo_utils import uuidutils
 import testtools
 
 from cyborg import context
+from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.db import migration
 from cyborg import exception
@@ -83,7 +84,7 @@ class _Concurrency:
     def _bind_started_arqs(self, count):
         arqs = db_utils.create_arqs(self.ctx, self.profile, count=count)
         values = {'hostname': 'host1'}
-        return [db_api.arq_update_state(
+        return [arq_db.update_state(
                     self.ctx, arq.uuid, states.BIND_STARTED,
                     values=dict(values,
                                 instance_uuid=uuidutils.generate_uuid()))
@@ -91,7 +92,7 @@ class _Concurrency:
 
     def test_handles_never_shared(self):
         arqs = self._bind_started_arqs(self.THREADS)
-        results = db_utils.race(db_api.arq_claim_handle,
+        results = db_utils.race(arq_db.claim_handle,
                                 [(a.uuid, self.deployable.id) for a in arqs])
         bound = [r for r in results if not isinstance(r, Exception)]
         refused = [r for r in results if isinstance(r, Exception)]
@@ -108,7 +109,7 @@ class _Concurrency:
     def test_one_winner_per_transition(self):
         arq = db_utils.create_arqs(self.ctx, self.profile)[0]
         results = db_utils.race(
-            db_api.arq_update_state,
+            arq_db.update_state,
             [(arq.uuid, states.BIND_STARTED)] * self.THREADS)
         winners = [r for r in results if not isinstance(r, Exception)]
         self.assertEqual(1, len(winners))

@@ -24,7 +24,10 @@ from oslo_db.sqlalchemy import test_fixtures
 import testtools
 
 from cyborg import context
+from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
+from cyborg.db import host as host_db
+from cyborg.db import inventory as inventory_db
 from cyborg.tests import db_utils
 from cyborg.tests.functional.db import test_concurrency
 
@@ -44,29 +47,29 @@ class _HostLease:
             side_effect=lambda with_timezone=False: self.now))
 
     def _race_for_lease(self, owners):
-        results = db_utils.race(db_api.host_lease_acquire,
+        results = db_utils.race(host_db.lease_acquire,
                                 [(HOST, owner, 60) for owner in owners])
         self.assertEqual({bool}, {type(r) for r in results})
         winners = [o for o, won in zip(owners, results) if won]
         self.assertEqual(1, len(winners))
-        self.assertEqual(winners[0], db_api.host_get(self.ctx,
-                                                     HOST).lease_owner)
+        self.assertEqual(winners[0], host_db.get(self.ctx,
+                                                 HOST).lease_owner)
         return winners[0]
 
     def test_one_winner_for_a_new_host(self):
         self._race_for_lease(['c%d' % i for i in range(self.THREADS)])
-        self.assertEqual(1, len(db_api.host_get_all(self.ctx)))
+        self.assertEqual(1, len(host_db.get_all(self.ctx)))
 
     def test_one_winner_for_a_free_lease(self):
-        db_api.host_set_compute_rp(self.ctx, HOST, 'rp')
+        host_db.set_compute_rp(self.ctx, HOST, 'rp')
         self._race_for_lease(['c%d' % i for i in range(self.THREADS)])
 
     def test_expired_lease_taken_over_once(self):
-        self.assertTrue(db_api.host_lease_acquire(self.ctx, HOST, 'dead',
-                                                  60))
+        self.assertTrue(host_db.lease_acquire(self.ctx, HOST, 'dead',
+                                              60))
         owners = ['c%d' % i for i in range(self.THREADS)]
         self.assertEqual([False] * self.THREADS, db_utils.race(
-            db_api.host_lease_acquire, [(HOST, o, 60) for o in owners]))
+            host_db.lease_acquire, [(HOST, o, 60) for o in owners]))
         self.now += datetime.timedelta(seconds=61)
         self.assertIn(self._race_for_lease(owners), owners)
 
@@ -96,19 +99,19 @@ class _InventoryApply:
                         for i in range(children)]]}
 
         gpus = [device('0000:%02x:00.0' % bus, 3) for bus in (0x10, 0x20)]
-        self.assertEqual(8, len(db_api.inventory_apply(ctx, HOST,
-                                                       gpus).added))
+        self.assertEqual(8, len(inventory_db.apply(ctx, HOST,
+                                                   gpus).added))
         profile = db_utils.create_profile(ctx)
         arq = db_utils.create_arqs(ctx, profile, state='BindStarted')[0]
         held = db_api.get_all(ctx, 'deployable',
                               filters={'name': '0000:20:00.0_1'})[0]
-        db_api.arq_claim_handle(ctx, arq.uuid, held.id)
+        arq_db.claim_handle(ctx, arq.uuid, held.id)
 
-        diff = db_api.inventory_apply(ctx, HOST, [])
+        diff = inventory_db.apply(ctx, HOST, [])
         self.assertEqual(4, len(diff.removed))
         self.assertEqual(4, len(diff.vanished))
-        db_api.arq_unbind(ctx, arq.uuid)
-        diff = db_api.inventory_apply(ctx, HOST, [])
+        arq_db.unbind(ctx, arq.uuid)
+        diff = inventory_db.apply(ctx, HOST, [])
         self.assertEqual(4, len(diff.removed))
         self.assertEqual([], db_api.get_all(ctx, 'device'))
 

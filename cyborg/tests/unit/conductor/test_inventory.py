@@ -15,9 +15,11 @@ import datetime
 
 import fixtures
 
+from cyborg.common import pci_address
 from cyborg.conductor import inventory
+from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
-from cyborg.drivers import pci
+from cyborg.db import host as host_db
 from cyborg.drivers import report
 from cyborg import exception
 from cyborg.objects import driver_report
@@ -33,7 +35,7 @@ MDEV = GPU + '_nvidia-222'
 
 def fpga(address, vfs=2, traits=('CUSTOM_FPGA_INTEL',), model='PAC',
          in_use=()):
-    handles = [report.pci_handle(pci.offset_address(address, vf + 1),
+    handles = [report.pci_handle(pci_address.offset(address, vf + 1),
                                  in_use=vf in in_use)
                for vf in range(vfs)]
     return report.device(
@@ -82,9 +84,9 @@ class TestInventory(base.TestCase):
         """An ARQ bound to a handle of deployable ``name``."""
         profile = db_utils.create_profile(self.admin_context)
         arq = db_utils.create_arqs(self.admin_context, profile)[0]
-        db_api.arq_update_state(self.admin_context, arq.uuid,
-                                states.BIND_STARTED,
-                                values={'hostname': HOST})
+        arq_db.update_state(self.admin_context, arq.uuid,
+                            states.BIND_STARTED,
+                            values={'hostname': HOST})
         return db_utils.bind_arq(self.admin_context, arq.uuid,
                                  self.deployable(name).id)
 
@@ -110,7 +112,7 @@ class TestInventory(base.TestCase):
 
     def test_lease_released_after_apply(self):
         self.apply(fpga('0000:5e:00.0'))
-        host = db_api.host_get(self.admin_context, HOST)
+        host = host_db.get(self.admin_context, HOST)
         self.assertIsNone(host.lease_owner)
         self.assertIsNone(host.lease_expires_at)
 
@@ -214,7 +216,7 @@ class TestInventory(base.TestCase):
         diff = self.apply(fpga('0000:5e:00.0'))
         self.assertEqual(((), (GPU, MDEV)), (diff.changed, diff.vanished))
 
-        db_api.arq_unbind(self.admin_context, arq.uuid)
+        arq_db.unbind(self.admin_context, arq.uuid)
         diff = self.apply(fpga('0000:5e:00.0'))
 
         self.assertEqual((GPU, MDEV), diff.removed)
@@ -291,17 +293,17 @@ class TestHostLease(base.TestCase):
         self.now += datetime.timedelta(seconds=seconds)
 
     def acquire(self, owner, seconds=60):
-        return db_api.host_lease_acquire(self.admin_context, HOST, owner,
-                                         seconds)
+        return host_db.lease_acquire(self.admin_context, HOST, owner,
+                                     seconds)
 
     def test_one_owner_at_a_time(self):
         self.assertTrue(self.acquire('a'))
         self.assertFalse(self.acquire('b'))
         self.assertTrue(self.acquire('a'))
-        self.assertFalse(db_api.host_lease_release(self.admin_context,
-                                                   HOST, 'b'))
-        self.assertTrue(db_api.host_lease_release(self.admin_context,
-                                                  HOST, 'a'))
+        self.assertFalse(host_db.lease_release(self.admin_context,
+                                               HOST, 'b'))
+        self.assertTrue(host_db.lease_release(self.admin_context,
+                                              HOST, 'a'))
         self.assertTrue(self.acquire('b'))
 
     def test_expired_lease_taken_over(self):
@@ -310,8 +312,8 @@ class TestHostLease(base.TestCase):
         self.assertFalse(self.acquire('b'))
         self.advance(1)
         self.assertTrue(self.acquire('b'))
-        self.assertEqual('b', db_api.host_get(self.admin_context,
-                                              HOST).lease_owner)
+        self.assertEqual('b', host_db.get(self.admin_context,
+                                          HOST).lease_owner)
 
     def test_busy_host_refuses_report(self):
         self.assertTrue(self.acquire('other-conductor'))
@@ -342,15 +344,15 @@ class TestHostLease(base.TestCase):
             pass
 
     def test_compute_rp(self):
-        self.assertRaises(exception.HostNotFound, db_api.host_get,
+        self.assertRaises(exception.HostNotFound, host_db.get,
                           self.admin_context, HOST)
-        host = db_api.host_set_compute_rp(self.admin_context, HOST, 'rp-1')
+        host = host_db.set_compute_rp(self.admin_context, HOST, 'rp-1')
         self.assertEqual('rp-1', host.compute_rp_uuid)
         self.assertTrue(self.acquire('a'))
-        host = db_api.host_set_compute_rp(self.admin_context, HOST, 'rp-2')
+        host = host_db.set_compute_rp(self.admin_context, HOST, 'rp-2')
         self.assertEqual(('rp-2', 'a'),
                          (host.compute_rp_uuid, host.lease_owner))
-        self.assertEqual([HOST], [h.hostname for h in db_api.host_get_all(
+        self.assertEqual([HOST], [h.hostname for h in host_db.get_all(
             self.admin_context)])
         self.assertEqual(self.now + datetime.timedelta(seconds=60),
                          host.lease_expires_at)

@@ -61,16 +61,6 @@ class TestTopology(base.TestCase):
             self.assertRaises(ValueError, fpga.Topology.parse, text)
 
 
-class TestIds(base.TestCase):
-
-    def test_normalize(self):
-        self.assertEqual('ab12', fpga.normalize_id(' 0xAB-12\n'))
-        self.assertIsNone(fpga.normalize_id('0000-0000'))
-        self.assertIsNone(fpga.normalize_id(None))
-        self.assertEqual(('0a', 'b1'), fpga.normalize_ids(['B1', '0a', '',
-                                                           '0', 'b-1']))
-
-
 class TestProgramming(driver_case.DriverTestCase):
     """Programming through stand-in vendor tools that record their calls."""
 

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""PCI enumeration: both backends, addresses, simulated trees."""
+"""PCI enumeration: both backends, simulated trees."""
 
 import os
 
@@ -18,29 +18,6 @@ import testtools
 from cyborg.drivers import pci
 from cyborg.tests import base
 from cyborg.tests import sysfs_tree
-
-
-class TestAddresses(base.TestCase):
-
-    def test_parse(self):
-        self.assertEqual({'domain': '0000', 'bus': '5e', 'device': '1f',
-                          'function': '7'},
-                         pci.parse_address('0000:5e:1f.7'))
-
-    def test_parse_rejects(self):
-        for bad in ('5e:00.0', '0000:5E:00.0', '0000:5e:00.8', '', 'x'):
-            self.assertRaises(ValueError, pci.parse_address, bad)
-
-    def test_offsets_carry_into_device_and_bus(self):
-        self.assertEqual('0000:5e:00.1', pci.offset_address('0000:5e:00.0',
-                                                            1))
-        self.assertEqual('0000:5e:01.0', pci.offset_address('0000:5e:00.7',
-                                                            1))
-        self.assertEqual('0000:5f:00.0', pci.offset_address('0000:5e:1f.7',
-                                                            1))
-        self.assertEqual('0000:5e:00.0', pci.offset_address('0000:5e:00.3',
-                                                            -3))
-        self.assertRaises(ValueError, pci.offset_address, '0000:ff:1f.7', 1)
 
 
 class TestSimulatedTree(base.TestCase):

@@ -1,0 +1,48 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Attach handles in the database: claimed by one ARQ at a time.
+
+These run inside the caller's writer transaction (an ARQ's bind, unbind
+or delete), so that the handle and the ARQ that holds it change together.
+"""
+
+from cyborg.db import models
+from cyborg import exception
+
+
+def claim(context, deployable_id):
+    """Mark a free handle of the deployable in use; return its id.
+
+    Each candidate is taken with a conditional UPDATE, so of two
+    transactions claiming at once each gets a handle of its own.
+
+    :raises AttachHandleUnavailable: every handle of the deployable is used.
+    """
+    model = models.AttachHandle
+    candidates = context.session.query(model.id).filter_by(
+        deployable_id=deployable_id, in_use=False).order_by(model.id)
+    for (handle_id,) in candidates.all():
+        claimed = context.session.query(model).filter_by(
+            id=handle_id, in_use=False).update(
+                {'in_use': True}, synchronize_session=False)
+        if claimed:
+            return handle_id
+    raise exception.AttachHandleUnavailable(deployable=deployable_id)
+
+
+def release(context, handle_ids):
+    """Mark the handles free; None entries (no handle) are skipped."""
+    handle_ids = [h for h in handle_ids if h is not None]
+    if handle_ids:
+        context.session.query(models.AttachHandle).filter(
+            models.AttachHandle.id.in_(handle_ids)).update(
+                {'in_use': False}, synchronize_session=False)

@@ -1,0 +1,111 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Hosts in the database: their compute node provider and inventory lease.
+
+A host's row is made by the first lease taken on it or by the first
+record of its compute node provider; the lease is what keeps two
+conductors from reconciling one host's inventory at once.
+"""
+
+import datetime
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from cyborg.db import api
+from cyborg.db.api import main_context_manager
+from cyborg.db import models
+from cyborg import exception
+
+
+@main_context_manager.reader
+def get(context, hostname):
+    row = context.session.query(models.Host).filter_by(
+        hostname=hostname).first()
+    if row is None:
+        raise exception.HostNotFound(host=hostname)
+    return row
+
+
+@main_context_manager.reader
+def get_all(context):
+    return context.session.query(models.Host).order_by(
+        models.Host.hostname).all()
+
+
+def _write(context, hostname, values, *criteria):
+    """UPDATE the host's row where ``criteria`` hold; insert it if missing.
+
+    When two conductors both find no row, the INSERT of one fails with
+    DBDuplicateEntry; it runs in a savepoint, so that conductor's
+    transaction goes on and tries the UPDATE again on the winner's row.
+
+    :returns: whether the row was written.
+    """
+    model = models.Host
+    query = context.session.query(model).filter(model.hostname == hostname,
+                                                *criteria)
+    if query.update(values, synchronize_session=False):
+        return True
+    try:
+        with context.session.begin_nested():
+            context.session.add(model(hostname=hostname, **values))
+    except db_exc.DBDuplicateEntry:
+        return bool(query.update(values, synchronize_session=False))
+    return True
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def lease_acquire(context, hostname, owner, seconds):
+    """Take the inventory lease of a host for ``seconds``.
+
+    One conditional UPDATE takes it when it is free, expired or already
+    held by ``owner`` (whose lease is then extended), so of two conductors
+    exactly one wins. Expiry uses this process's clock: conductors must
+    keep their clocks in sync (NTP) to well under a lease.
+
+    :returns: whether ``owner`` holds the lease now.
+    """
+    model = models.Host
+    now = timeutils.utcnow()
+    free = sa.or_(model.lease_owner.is_(None), model.lease_owner == owner,
+                  model.lease_expires_at.is_(None),
+                  model.lease_expires_at <= now)
+    return _write(
+        context, hostname,
+        {'lease_owner': owner,
+         'lease_expires_at': now + datetime.timedelta(seconds=seconds)},
+        free)
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def lease_release(context, hostname, owner):
+    """Give the lease back.
+
+    :returns: False when ``owner`` no longer held it (it expired and
+        another conductor took it over).
+    """
+    return bool(context.session.query(models.Host).filter_by(
+        hostname=hostname, lease_owner=owner).update(
+            {'lease_owner': None, 'lease_expires_at': None},
+            synchronize_session=False))
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def set_compute_rp(context, hostname, rp_uuid):
+    """Record the uuid of the host's compute node resource provider."""
+    _write(context, hostname, {'compute_rp_uuid': rp_uuid})
+    return get(context, hostname)

@@ -1,0 +1,77 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Host: a compute host whose agent reports devices.
+
+The conductor keeps here the uuid of the host's compute node resource
+provider, and takes the host's inventory lease before it changes the
+host's inventory, in the database (:meth:`Host.apply_inventory`) or in
+Placement.
+"""
+
+from cyborg.db import host as host_db
+from cyborg.db import inventory as inventory_db
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class Host(base.StoredObject):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = dict(base.StoredObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'hostname': fields.StringField(),
+        'compute_rp_uuid': fields.StringField(nullable=True),
+        'lease_owner': fields.StringField(nullable=True),
+        'lease_expires_at': fields.DateTimeField(nullable=True),
+    })
+
+    @classmethod
+    def get_by_hostname(cls, context, hostname):
+        """:raises HostNotFound: no agent reported from ``hostname``."""
+        return cls._from_db_object(context, host_db.get(context, hostname))
+
+    @classmethod
+    def list(cls, context):
+        """Every known host, by name."""
+        return cls._from_db_objects(context, host_db.get_all(context))
+
+    @classmethod
+    def set_compute_rp(cls, context, hostname, rp_uuid):
+        """Record the host's compute node provider; returns the host."""
+        return cls._from_db_object(
+            context, host_db.set_compute_rp(context, hostname, rp_uuid))
+
+    @staticmethod
+    def acquire_lease(context, hostname, owner, seconds):
+        """Take the host's inventory lease for ``seconds``.
+
+        :returns: whether ``owner`` holds it now (it was free, expired or
+            already ``owner``'s).
+        """
+        return host_db.lease_acquire(context, hostname, owner, seconds)
+
+    @staticmethod
+    def release_lease(context, hostname, owner):
+        """Give the lease back; False if ``owner`` no longer held it."""
+        return host_db.lease_release(context, hostname, owner)
+
+    @staticmethod
+    def apply_inventory(context, hostname, devices):
+        """Make the host's rows equal to its agent's report.
+
+        See :func:`cyborg.db.inventory.apply` for ``devices``.
+
+        :returns: a :class:`cyborg.db.inventory.InventoryDiff`.
+        """
+        return inventory_db.apply(context, hostname, devices)

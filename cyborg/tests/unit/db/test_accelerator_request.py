@@ -1,0 +1,184 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Accelerator requests in the database, on SQLite: states and handles."""
+
+from oslo_utils import uuidutils
+
+from cyborg.db import accelerator_request as arq_db
+from cyborg.db import api as db_api
+from cyborg import exception
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+
+
+class TestAcceleratorRequests(base.TestCase):
+    USES_DB = True
+
+    def setUp(self):
+        super().setUp()
+        self.profile = db_utils.create_profile(self.admin_context)
+        _, self.deployable, self.handles = db_utils.create_device_tree(
+            self.admin_context)
+
+    def _arq(self, **values):
+        return db_utils.create_arqs(self.admin_context, self.profile,
+                                    **values)[0]
+
+    def _bind_started(self):
+        arq = self._arq()
+        return arq_db.update_state(
+            self.admin_context, arq.uuid, states.BIND_STARTED,
+            values={'hostname': 'host1',
+                    'instance_uuid': uuidutils.generate_uuid()})
+
+    def test_created_arqs_carry_profile_name_and_snapshot(self):
+        arqs = db_utils.create_arqs(self.admin_context, self.profile,
+                                    count=3)
+        self.assertEqual(3, len({a.uuid for a in arqs}))
+        got = db_api.get(self.admin_context, 'accelerator_request',
+                         arqs[0].uuid)
+        self.assertEqual(states.INITIAL, got.state)
+        self.assertEqual('fpga-dp1', got.device_profile.name)
+        self.assertEqual(self.profile.groups[0], got.device_profile_group)
+
+    def test_allowed_transition(self):
+        arq = self._bind_started()
+        self.assertEqual(states.BIND_STARTED, arq.state)
+        self.assertEqual('host1', arq.hostname)
+
+    def test_start_binds_moves_all_or_none(self):
+        unbound = self._bind_started()
+        arq_db.unbind(self.admin_context, unbound.uuid)
+        fresh = self._arq()
+        values = {'hostname': 'host2', 'instance_uuid':
+                  uuidutils.generate_uuid()}
+        # The caller saw the unbound one as Initial: it changed since.
+        self.assertRaises(exception.AcceleratorRequestInvalidState,
+                          arq_db.start_binds, self.admin_context,
+                          {fresh.uuid: (states.INITIAL, values),
+                           unbound.uuid: (states.INITIAL, values)})
+        rows = [db_api.get(self.admin_context, 'accelerator_request', u)
+                for u in (fresh.uuid, unbound.uuid)]
+        self.assertEqual([(states.INITIAL, None), (states.UNBOUND, None)],
+                         [(r.state, r.hostname) for r in rows])
+
+        started = arq_db.start_binds(
+            self.admin_context, {unbound.uuid: (states.UNBOUND, values),
+                                 fresh.uuid: (states.INITIAL, values)})
+        self.assertEqual([unbound.uuid, fresh.uuid],
+                         [r.uuid for r in started])
+        self.assertEqual({(states.BIND_STARTED, 'host2')},
+                         {(r.state, r.hostname) for r in started})
+
+    def test_forbidden_transition_raises_and_changes_nothing(self):
+        arq = self._arq()
+        exc = self.assertRaises(
+            exception.AcceleratorRequestInvalidState,
+            arq_db.update_state, self.admin_context, arq.uuid,
+            states.BOUND, values={'hostname': 'sneaky'})
+        self.assertIn(states.INITIAL, str(exc))
+        got = db_api.get(self.admin_context, 'accelerator_request',
+                         arq.uuid)
+        self.assertEqual(states.INITIAL, got.state)
+        self.assertIsNone(got.hostname)
+
+    def test_expected_state_narrows_the_transition(self):
+        arq = self._arq()
+        self.assertRaises(
+            exception.AcceleratorRequestInvalidState,
+            arq_db.update_state, self.admin_context, arq.uuid,
+            states.BIND_STARTED, expected=[states.UNBOUND])
+
+    def test_unknown_arq_state_change(self):
+        self.assertRaises(exception.AcceleratorRequestNotFound,
+                          arq_db.update_state, self.admin_context,
+                          uuidutils.generate_uuid(), states.BIND_STARTED)
+
+    def test_bind_claims_distinct_handles_until_none_left(self):
+        first = self._bind_started()
+        second = self._bind_started()
+        third = self._bind_started()
+        bound = [db_utils.bind_arq(self.admin_context, a.uuid,
+                                   self.deployable.id)
+                 for a in (first, second)]
+        self.assertEqual({states.BOUND}, {a.state for a in bound})
+        self.assertEqual({h.id for h in self.handles},
+                         {a.attach_handle_id for a in bound})
+        self.assertEqual('PCI', bound[0].attach_handle.attach_type)
+        self.assertRaises(exception.AttachHandleUnavailable,
+                          arq_db.claim_handle, self.admin_context,
+                          third.uuid,
+                          self.deployable.id)
+        got = db_api.get(self.admin_context, 'accelerator_request',
+                         third.uuid)
+        self.assertEqual(states.BIND_STARTED, got.state)
+
+    def test_bind_of_arq_in_wrong_state_releases_the_handle(self):
+        arq = self._arq()
+        self.assertRaises(exception.AcceleratorRequestInvalidState,
+                          arq_db.claim_handle, self.admin_context,
+                          arq.uuid,
+                          self.deployable.id)
+        in_use = db_api.get_all(self.admin_context, 'attach_handle',
+                                filters={'in_use': True})
+        self.assertEqual([], in_use)
+
+    def test_unbind_releases_handle(self):
+        arq = self._bind_started()
+        arq = db_utils.bind_arq(self.admin_context, arq.uuid,
+                                self.deployable.id)
+        arq = arq_db.unbind(self.admin_context, arq.uuid)
+        self.assertEqual(states.UNBOUND, arq.state)
+        self.assertIsNone(arq.attach_handle_id)
+        self.assertIsNone(arq.instance_uuid)
+        self.assertEqual([], db_api.get_all(self.admin_context,
+                                            'attach_handle',
+                                            filters={'in_use': True}))
+        # An unbound ARQ may be bound again (unshelve).
+        arq_db.update_state(self.admin_context, arq.uuid,
+                            states.BIND_STARTED)
+
+    def test_delete_by_uuids_is_all_or_nothing(self):
+        a, b = (self._arq(), self._arq())
+        self.assertRaises(exception.AcceleratorRequestNotFound,
+                          arq_db.delete_many, self.admin_context,
+                          uuids=[a.uuid, uuidutils.generate_uuid()])
+        self.assertEqual(2, len(db_api.get_all(self.admin_context,
+                                               'accelerator_request')))
+        arq_db.delete_many(self.admin_context, uuids=[a.uuid, b.uuid])
+        self.assertEqual([], db_api.get_all(self.admin_context,
+                                            'accelerator_request'))
+
+    def test_delete_by_instance_releases_handles_and_is_idempotent(self):
+        arq = self._bind_started()
+        db_utils.bind_arq(self.admin_context, arq.uuid, self.deployable.id)
+        deleted = arq_db.delete_many(self.admin_context,
+                                     instance_uuid=arq.instance_uuid)
+        self.assertEqual([arq.uuid], [r.uuid for r in deleted])
+        self.assertEqual([], db_api.get_all(self.admin_context,
+                                            'attach_handle',
+                                            filters={'in_use': True}))
+        self.assertEqual([], arq_db.delete_many(
+            self.admin_context, instance_uuid=arq.instance_uuid))
+
+    def test_list_filters_in_sql(self):
+        instance = uuidutils.generate_uuid()
+        self._arq(instance_uuid=instance)
+        self._arq(project_id='other')
+        rows = db_api.get_all(self.admin_context, 'accelerator_request',
+                              filters={'instance_uuid': instance})
+        self.assertEqual([instance], [r.instance_uuid for r in rows])
+        rows = db_api.get_all(self.admin_context, 'accelerator_request',
+                              filters={'project_id': 'other',
+                                       'state': list(states.ALL_STATES)})
+        self.assertEqual(['other'], [r.project_id for r in rows])
