@@ -12,9 +12,18 @@
 
 """Sphinx configuration for the Cyborg documentation (doc/source)."""
 
+import os
+import sys
+
+# Local extensions.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '_exts'))
+
 # -- General configuration ---------------------------------------------------
 
 extensions = [
+    # |conductor_rpc_version| and the other versions the code defines, and
+    # a warning for a current version typed by hand.
+    'cyborg_versions',
     'openstackdocstheme',
     # Used by the configuration and policy reference pages.
     'oslo_config.sphinxext',
