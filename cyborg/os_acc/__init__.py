@@ -12,7 +12,7 @@
 """os-acc: attach accelerators to an instance through Cyborg's REST API.
 
 For orchestrators other than Nova (and for Nova's own call sequence, which
-the simulator in :mod:`cyborg.nova_sim` follows), after the compute-node
+the simulator in :mod:`cyborg.demo.nova_sim` follows), after the compute-node
 workflow of the os-acc specification::
 
     from keystoneauth1 import adapter, session
