@@ -24,6 +24,8 @@ extensions = [
     # |conductor_rpc_version| and the other versions the code defines, and
     # a warning for a current version typed by hand.
     'cyborg_versions',
+    # The import-linter contracts, rendered on the layer map.
+    'cyborg_layers',
     'openstackdocstheme',
     # Used by the configuration and policy reference pages.
     'oslo_config.sphinxext',

@@ -122,3 +122,33 @@ class TestVersionsInDocs(base.TestCase):
         for table in HISTORY_TABLES:
             text = (ROOT / table).read_text()
             self.assertEqual(versions, _HISTORY_ROW.findall(text), table)
+
+
+class TestLayerMap(base.TestCase):
+    """The layer map names modules that exist, and every contract."""
+
+    PAGE = ROOT / 'doc' / 'source' / 'contributor' / 'layers.rst'
+
+    def test_named_modules_exist(self):
+        text = self.PAGE.read_text()
+        named = set(re.findall(r'``((?:[a-z_]+/)+[a-z_]+\.py)``', text))
+        self.assertGreater(len(named), 20)
+        missing = sorted(path for path in named
+                         if not (ROOT / 'cyborg' / path).is_file())
+        self.assertEqual([], missing)
+
+    def test_every_contract_is_rendered(self):
+        spec = importlib.util.spec_from_file_location(
+            'cyborg_layers', ROOT / 'doc' / 'source' / '_exts' /
+            'cyborg_layers.py')
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        contracts = module.contracts()
+        self.assertEqual(
+            len(re.findall(r'^\[importlinter:contract:', (
+                ROOT / '.importlinter').read_text(), re.MULTILINE)),
+            len(contracts))
+        self.assertIn('cyborg.db', dict(
+            (name, options) for name, _kind, options in contracts)[
+            'The conductor writes through objects only and reaches '
+            'hardware through agents']['forbidden_modules'])
