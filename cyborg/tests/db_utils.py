@@ -29,12 +29,15 @@ _WRITES = ('INSERT', 'UPDATE', 'DELETE')
 def create_device_tree(context, hostname='host1', handles=2,
                        pci_address='0000:5e:00.0', resource_class=None,
                        traits=(), attach_type='PCI', asked_type=None,
-                       name=None, status=states.DEVICE_ENABLED):
-    """One FPGA device with one deployable offering ``handles`` VFs.
+                       name=None, status=states.DEVICE_ENABLED,
+                       device_type='FPGA', vendor='8086',
+                       model='PAC Arria10', driver_name='intel_fpga'):
+    """One device with one deployable offering ``handles`` VFs.
 
-    The deployable is named ``name``, by default ``<hostname>_<address>``
-    (drivers name it after the PCI address alone); the device's status is
-    ``status``.
+    By default the device is an Intel FPGA; ``device_type``, ``vendor``,
+    ``model`` and ``driver_name`` make it another. The deployable is
+    named ``name``, by default ``<hostname>_<address>`` (drivers name it
+    after the PCI address alone); the device's status is ``status``.
 
     ``resource_class`` and ``traits``, when given, become the deployable's
     ``rc`` and ``trait<N>`` attributes, which binding checks. An MDEV
@@ -46,7 +49,7 @@ def create_device_tree(context, hostname='host1', handles=2,
     domain, bus, rest = pci_address.split(':')
     slot, function = rest.split('.')
     device = db_api.create(context, 'device', {
-        'type': 'FPGA', 'vendor': '8086', 'model': 'PAC Arria10',
+        'type': device_type, 'vendor': vendor, 'model': model,
         'std_board_info': '{"product_id": "09c4"}',
         'hostname': hostname, 'status': status})
     cpid = db_api.create(context, 'controlpath_id', {
@@ -56,7 +59,7 @@ def create_device_tree(context, hostname='host1', handles=2,
     deployable = db_api.create(context, 'deployable', {
         'name': name or '%s_%s' % (hostname, pci_address),
         'num_accelerators': handles, 'device_id': device.id,
-        'driver_name': 'intel_fpga'})
+        'driver_name': driver_name})
     if resource_class is not None:
         db_api.create(context, 'attribute', {
             'deployable_id': deployable.id, 'key': 'rc',

@@ -11,9 +11,11 @@
 # under the License.
 """Gabbi fixtures: the API on a private database with a conductor.
 
-Each YAML file gets a fresh database seeded with one host's hardware and
-a few accelerator requests; their identifiers are exported as environment
-variables for ``$ENVIRON`` in the YAML.
+Each YAML file gets a fresh database seeded with the hardware of two hosts
+and a few accelerator requests; their identifiers are exported as
+environment variables for ``$ENVIRON`` in the YAML. The rows differ in
+every field a list filters or sorts on, so each filter keeps a strict
+subset and each page boundary shows.
 """
 
 import fixtures
@@ -32,7 +34,19 @@ CONF = cyborg.conf.CONF
 INSTANCE = '5d7a0b4d-5a5b-4bd8-9f6b-0f3c8e3c0c11'
 PENDING_INSTANCE = '0f6e0c3e-4c3e-4a4b-8a62-2a2f33c0e8a1'
 RP_UUID = '7c1f4c5e-6a0e-4f7e-9d0c-3d5a4f2b1e10'
+FAILED_INSTANCE = '3c9d4e2a-7b1f-4d6e-8a5c-9e0f1b2c3d4e'
+HOST2_RP_UUID = 'e2f0a9b8-4c6d-4e1f-9a3b-5c7d8e9f0a1b'
 OTHER_PROJECT = 'other-project'
+# After host1's Intel FPGA: (host, address, type, vendor, model, driver,
+# rc, traits) of the other devices, in the order they are created.
+OTHER_DEVICES = (
+    ('host2', '0000:af:00.0', 'FPGA', '10ee', 'Alveo U250', 'xilinx_fpga',
+     'FPGA', ['CUSTOM_FPGA_XILINX']),
+    ('host2', '0000:3b:00.0', 'GPU', '10de', 'Tesla T4', 'nvidia_gpu',
+     'PGPU', ['CUSTOM_GPU_NVIDIA']),
+    ('host1', '0000:b1:00.0', 'QAT', '8086', 'C62x', 'intel_qat',
+     'CUSTOM_QAT', []),
+)
 
 _APP = None
 
@@ -68,6 +82,12 @@ class _Environment(fixtures.Fixture):
                                    {'rp_uuid': RP_UUID})
         attribute = db_api.create(ctx, 'attribute', {
             'deployable_id': deployable.id, 'key': 'rc', 'value': 'FPGA'})
+        others = [db_utils.create_device_tree(
+            ctx, hostname=host, pci_address=address, device_type=type_,
+            vendor=vendor, model=model, driver_name=driver,
+            resource_class=rc, traits=traits, handles=1)[1]
+            for host, address, type_, vendor, model, driver, rc, traits
+            in OTHER_DEVICES]
         # Only what the seeded deployable offers, so binds succeed.
         profile = db_utils.create_profile(ctx, name='seeded-profile',
                                           groups=[{'resources:FPGA': '1'}])
@@ -78,16 +98,26 @@ class _Environment(fixtures.Fixture):
             instance_uuid=PENDING_INSTANCE)[0]
         other = db_utils.create_arqs(ctx, profile, count=1,
                                      project_id=OTHER_PROJECT)[0]
+        failed = db_utils.create_arqs(
+            ctx, profile, count=1, project_id=CONF.api.
+            noauth_default_project_id, state='BindFailed',
+            hostname='host2', device_rp_uuid=HOST2_RP_UUID,
+            instance_uuid=FAILED_INSTANCE)[0]
         return {
             'DEVICE_UUID': device.uuid,
             'DEPLOYABLE_UUID': deployable.uuid,
             'DEPLOYABLE_ID': str(deployable.id),
             'ATTRIBUTE_UUID': attribute.uuid,
+            'XILINX_DEPLOYABLE_ID': str(others[0].id),
+            'GPU_DEPLOYABLE_UUID': others[1].uuid,
             'RP_UUID': RP_UUID,
             'INSTANCE_UUID': INSTANCE,
             'PENDING_INSTANCE_UUID': PENDING_INSTANCE,
             'PENDING_ARQ_UUID': pending.uuid,
             'OTHER_PROJECT_ARQ_UUID': other.uuid,
+            'FAILED_ARQ_UUID': failed.uuid,
+            'FAILED_INSTANCE_UUID': FAILED_INSTANCE,
+            'HOST2_RP_UUID': HOST2_RP_UUID,
             'SEEDED_PROFILE_UUID': profile.uuid,
             'PROJECT_ID': CONF.api.noauth_default_project_id,
         }
