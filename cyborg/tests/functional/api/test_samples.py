@@ -45,6 +45,7 @@ PROFILE_UUID = '5518a925-1c2c-49a2-a8bf-0927d9456f3e'
 RP_UUID = '8c2b4f1e-9d4a-4c0e-8a5f-6f7c1d2e3b4a'
 INSTANCE_UUID = '1b7e3c5a-2f4d-4e6a-9b8c-0d1e2f3a4b5c'
 SAMPLE_ARQ_UUID = 'a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d'
+IMAGE_UUID = '9a17439a-85d0-4c53-a3d3-0f68a2eac896'
 
 
 ANY_UUID = re.compile(UUID.pattern[1:-1])
@@ -201,10 +202,15 @@ class TestSamples(test_routes.APITestCase):
                   'deployables/deployable-show-resp.json')
         # Programmed for real, through a stand-in of the host's agent.
         self.useFixture(cyborg_fixtures.StandInAgent('compute-1'))
-        self.call('PATCH', '/v2/deployables/%s/program' %
-                  self.deployable.uuid,
-                  'deployables/deployable-program-resp.json',
-                  request='deployables/deployable-program-req.json')
+        programmed = self.call(
+            'PATCH', '/v2/deployables/%s/program' % self.deployable.uuid,
+            'deployables/deployable-program-resp.json',
+            request='deployables/deployable-program-req.json')
+        # The sample check takes any UUID for the bitstream.
+        self.assertEqual(IMAGE_UUID, programmed['bitstream_id'])
+        self.assertEqual(IMAGE_UUID, db_api.get(
+            context.get_admin_context(), 'deployable',
+            self.deployable.uuid).bitstream_id)
 
     def test_attributes(self):
         created = self.call(

@@ -20,6 +20,7 @@ from cyborg.objects import device_profile
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
 
 
 class TestConductorOverRPC(base.ConductorTestCase):
@@ -111,3 +112,33 @@ class TestConductorOverRPC(base.ConductorTestCase):
         self.assertEqual(states.INITIAL,
                          arq_obj.AcceleratorRequest.get_by_uuid(
                              self.admin_context, first.uuid).state)
+
+    def test_program(self):
+        agent = self.useFixture(
+            cyborg_fixtures.StandInAgent('host1')).endpoint
+        image = uuidutils.generate_uuid()
+        programmed = self.api.deployable_program(
+            self.admin_context, self.deployable.uuid, image)
+        self.assertEqual(image, programmed.bitstream_id)
+        self.assertEqual(image, db_api.get(
+            self.admin_context, 'deployable',
+            self.deployable.uuid).bitstream_id)
+        self.assertEqual([{'deployable_name': self.deployable.name,
+                           'bitstream_id': image, 'function_id': None,
+                           'function_name': None}],
+                         agent.called('program'))
+
+    def test_no_program_under_a_bound_arq(self):
+        agent = self.useFixture(
+            cyborg_fixtures.StandInAgent('host1')).endpoint
+        self._profile([{'resources:FPGA': '1'}])
+        arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
+        self.api.arq_apply_patch(self.admin_context, {arq.uuid: {
+            'hostname': 'host1', 'device_rp_uuid': self.rp_uuid,
+            'instance_uuid': uuidutils.generate_uuid()}})
+        self.assertRaises(exception.ObjectInUse, self.api.deployable_program,
+                          self.admin_context, self.deployable.uuid,
+                          uuidutils.generate_uuid())
+        self.assertIsNone(db_api.get(self.admin_context, 'deployable',
+                                     self.deployable.uuid).bitstream_id)
+        self.assertEqual([], agent.called('program'))
