@@ -7,7 +7,9 @@
 #
 # Environment: CYBORG_TEST_VENV (default .venvs/test), PYTHON (python3),
 # OS_TEST_DBAPI_ADMIN_CONNECTION and CYBORG_TEST_RABBIT_URL to point the
-# functional tests at other database and RabbitMQ servers.
+# functional tests at other database and RabbitMQ servers,
+# CYBORG_TEST_NO_SKIP=1 to fail every test that would skip (the default
+# when CI is set).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -49,5 +51,11 @@ if [ -z "${CYBORG_TEST_RABBIT_URL:-}" ] && command -v rabbitmqctl >/dev/null \
     echo "== RabbitMQ virtual host $vhost for this run"
 fi
 
+# In CI a missing server or client must fail the run, not skip the
+# tests that need it (cyborg/tests/conftest.py).
+if [ -n "${CI:-}" ]; then
+    export CYBORG_TEST_NO_SKIP=${CYBORG_TEST_NO_SKIP:-1}
+fi
+
 echo "== unit and functional tests"
-pytest -p no:cacheprovider cyborg/tests "$@"
+pytest -p no:cacheprovider -ra cyborg/tests "$@"
