@@ -14,7 +14,11 @@
 Only the composition roots (``cyborg.cmd`` and ``cyborg.wsgi``) call it.
 """
 
+import sys
+
+from oslo_config import cfg
 from oslo_log import log
+import setproctitle
 
 import cyborg.conf
 from cyborg.db import api as db_api
@@ -22,6 +26,22 @@ from cyborg import objects
 from cyborg import version
 
 CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+
+def process_argv(name, argv=None):
+    """The arguments of service ``name``; without ``argv``, its process's.
+
+    A service started as a program (``argv`` None) calls itself ``name``
+    in ps and top, however it was launched: the quickstart and the tests
+    start services as ``python -c``, which would show as ``-c``. cotyledon
+    titles its master and worker processes after ``sys.argv[0]`` too.
+    """
+    if argv is not None:
+        return argv
+    sys.argv[0] = name
+    setproctitle.setproctitle(' '.join(sys.argv))
+    return sys.argv
 
 
 def parse_config(argv, default_config_files=None):
@@ -44,3 +64,18 @@ def prepare_service(argv, default_config_files=None):
     parse_config(argv, default_config_files)
     db_api.configure(CONF)
     objects.register_all()
+
+
+def prepare_server(name, argv=None, default_config_files=None):
+    """:func:`prepare_service` for server ``name`` (API, conductor).
+
+    Says so when ``[database] connection`` is not set, since a server
+    then keeps its data in an SQLite file under ``state_path``.
+    """
+    prepare_service(process_argv(name, argv), default_config_files)
+    if CONF.get_location('connection', 'database').location in (
+            cfg.Locations.opt_default, cfg.Locations.set_default):
+        LOG.warning('[database] connection is not set: using the SQLite '
+                    'file %s, which suits one host for development. Set a '
+                    'MySQL/MariaDB or PostgreSQL URL in production.',
+                    CONF.database.connection)

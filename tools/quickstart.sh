@@ -44,9 +44,9 @@ if [ "$command" = start ]; then
     fi
     echo "== installing Cyborg and openstack-placement into $venv"
     "$venv/bin/python" -m pip install -q -U pip
-    "$venv/bin/python" -m pip install -q -r requirements.txt \
-        'openstack-placement>=12.0.0'
-    "$venv/bin/python" -m pip install -q --no-deps -e .
+    "$venv/bin/python" -m pip install -q -r requirements.txt
+    # The demo extra brings openstack-placement, which the quickstart serves.
+    "$venv/bin/python" -m pip install -q -e '.[demo]'
 elif [ ! -x "$venv/bin/python" ]; then
     echo "quickstart: run tools/quickstart.sh first" >&2
     exit 1

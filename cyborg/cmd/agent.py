@@ -11,8 +11,6 @@
 # under the License.
 """``cyborg-agent``: discovers, reports and programs this host's devices."""
 
-import sys
-
 from oslo_log import log
 from oslo_service import service
 
@@ -29,7 +27,7 @@ LOG = log.getLogger(__name__)
 
 
 def main(argv=None):
-    startup.parse_config(sys.argv if argv is None else argv)
+    startup.parse_config(startup.process_argv('cyborg-agent', argv))
     # Fail here, with a clear message and a non-zero status, rather than in
     # the service's worker process, which would be started again and again.
     try:

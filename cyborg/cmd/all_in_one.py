@@ -21,7 +21,6 @@ stops all three.
 """
 
 import signal
-import sys
 import threading
 
 from oslo_log import log
@@ -70,7 +69,7 @@ class _Agent(threading.Thread):
 
 
 def main(argv=None):
-    startup.prepare_service(sys.argv if argv is None else argv)
+    startup.prepare_server('cyborg-all-in-one', argv)
     if not api_cmd.on_fake_transport(CONF):
         LOG.error('cyborg-all-in-one needs [DEFAULT] transport_url = '
                   'fake://; run cyborg-api, cyborg-conductor and '

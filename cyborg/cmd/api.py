@@ -21,8 +21,6 @@ this one, so it runs all in one for development: a single worker that
 also serves the conductor.
 """
 
-import sys
-
 from cheroot import wsgi
 import cotyledon
 from oslo_concurrency import processutils
@@ -95,7 +93,7 @@ def on_fake_transport(conf):
 
 
 def main(argv=None):
-    startup.prepare_service(sys.argv if argv is None else argv)
+    startup.prepare_server('cyborg-api', argv)
     workers = CONF.api.api_workers or processutils.get_worker_count()
     if on_fake_transport(CONF):
         workers = 1

@@ -11,8 +11,6 @@
 # under the License.
 """``cyborg-conductor``: the service that owns the database and Placement."""
 
-import sys
-
 from oslo_concurrency import processutils
 from oslo_service import service
 
@@ -24,7 +22,7 @@ CONF = cyborg.conf.CONF
 
 
 def main(argv=None):
-    startup.prepare_service(sys.argv if argv is None else argv)
+    startup.prepare_server('cyborg-conductor', argv)
     workers = CONF.conductor.workers or processutils.get_worker_count()
     launcher = service.launch(CONF, conductor_service.ConductorService(),
                               workers=workers, restart_method='mutate')

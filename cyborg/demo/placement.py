@@ -21,7 +21,9 @@ Placement keeps one database engine per process, so one process serves
 one Placement.
 
 Run it on its own with ``python -m cyborg.demo.placement --port 8778
---db sqlite:////path/placement.sqlite``.
+--db sqlite:////path/placement.sqlite``. Serving it needs the
+``openstack-placement`` package (the ``demo`` extra of Cyborg); the client
+side, :func:`adapter`, only keystoneauth.
 """
 
 import argparse
@@ -30,13 +32,13 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 from oslo_config import cfg
-from placement import conf as placement_conf
-from placement import db_api
-from placement import deploy
 
 from cyborg.demo import server
 
 TOKEN = 'admin'
+
+INSTALL_HINT = ("the demo Placement needs the openstack-placement package: "
+                "pip install 'openstack-cyborg[demo]'")
 
 #: SQLite lets one writer in at a time and answers "database is locked"
 #: to a transaction that would have to wait for another one's write lock,
@@ -49,7 +51,16 @@ def make_app(db_url):
 
     The schema is created or upgraded and the standard traits and resource
     classes are loaded, as ``placement-manage db sync`` would.
+    :raises ImportError: openstack-placement is not installed.
     """
+    # Imported here so that clients of this module (the Nova simulator,
+    # the quickstart's checks) run on a plain install of Cyborg.
+    try:
+        from placement import conf as placement_conf
+        from placement import db_api
+        from placement import deploy
+    except ImportError as e:
+        raise ImportError('%s (%s)' % (INSTALL_HINT, e)) from e
     conf = cfg.ConfigOpts()
     placement_conf.register_opts(conf)
     conf.set_default('connection', db_url, group='placement_database')
@@ -90,7 +101,10 @@ def main(argv=None):
     parser.add_argument('--db', required=True,
                         help='SQLAlchemy URL of the Placement database')
     args = parser.parse_args(argv)
-    server = PlacementServer(args.db, args.host, args.port)
+    try:
+        server = PlacementServer(args.db, args.host, args.port)
+    except ImportError as e:
+        parser.exit(2, 'error: %s\n' % e)
     print('Placement serving on %s' % server.url, flush=True)
     server.serve_forever()
 

@@ -29,8 +29,8 @@ CONF = cyborg.conf.CONF
 
 def init_application():
     config_file = os.environ.get('CYBORG_CONFIG_FILE')
-    startup.prepare_service(
-        ['cyborg-api'],
+    startup.prepare_server(
+        'cyborg-api', ['cyborg-api'],
         default_config_files=[config_file] if config_file else None)
     rpc.init(CONF)
     return app.setup_app()

@@ -106,23 +106,37 @@ class TestCyborgAPICommand(testtools.TestCase):
 class TestWSGIApplication(testtools.TestCase):
     """cyborg.wsgi.api:application as a WSGI server mounts it."""
 
+    def setUp(self):
+        super().setUp()
+        self.state = self.useFixture(fixtures.TempDir()).path
+        self.conf = '%s/cyborg.conf' % self.state
+
+    def _load(self, conf, script='from cyborg.wsgi import api\n'):
+        """Run ``script`` with the application loaded from ``conf``."""
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
+                    '[api]\nauth_strategy = noauth\n%s' % (self.state, conf))
+        result = subprocess.run(
+            [sys.executable, '-c', script], capture_output=True, text=True,
+            env=dict(os.environ, CYBORG_CONFIG_FILE=self.conf), timeout=60)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return result.stdout
+
     def test_mounted_under_a_prefix(self):
-        state = self.useFixture(fixtures.TempDir()).path
-        conf = '%s/cyborg.conf' % state
-        with open(conf, 'w') as f:
-            f.write('[DEFAULT]\ntransport_url = fake://\n'
-                    '[database]\nconnection = sqlite:///%s/c.sqlite\n'
-                    '[api]\nauth_strategy = noauth\n' % state)
-        script = (
+        output = self._load(
+            '[database]\nconnection = sqlite:///%s/c.sqlite\n' % self.state,
             'import json, webob\n'
             'from cyborg.wsgi import api\n'
             'request = webob.Request.blank("/v2", base_url="http://cloud")\n'
             'request.script_name = "/accelerator"\n'
             'print(json.dumps(request.get_response(api.application).json))\n')
-        result = subprocess.run(
-            [sys.executable, '-c', script], capture_output=True, text=True,
-            env=dict(os.environ, CYBORG_CONFIG_FILE=conf), timeout=60)
-        self.assertEqual(0, result.returncode, result.stderr)
-        document = json.loads(result.stdout.splitlines()[-1])
+        document = json.loads(output.splitlines()[-1])
         self.assertEqual('http://cloud/accelerator/v2/',
                          document['links'][0]['href'])
+
+    def test_default_database_is_said(self):
+        warning = '[database] connection is not set: using the SQLite file'
+        self.assertIn('%s sqlite:///%s/cyborg.sqlite' % (warning, self.state),
+                      self._load(''))
+        self.assertNotIn(warning, self._load(
+            '[database]\nconnection = sqlite:///%s/c.sqlite\n' % self.state))

@@ -12,6 +12,8 @@
 """The Nova boot simulator against the real Placement and a live API."""
 
 import os
+import subprocess
+import sys
 
 import fixtures
 
@@ -44,6 +46,25 @@ class TestPieces(base.TestCase):
             'resources_device_profile_0': 'FPGA:1',
             'required_device_profile_0': 'CUSTOM_FPGA_INTEL,!CUSTOM_OLD',
             'resources_device_profile_1': 'VGPU:2'}, query)
+
+    def test_runs_without_openstack_placement(self):
+        # A plain install has no openstack-placement (the demo extra's);
+        # None in sys.modules makes its import fail as if it were absent.
+        result = subprocess.run(
+            [sys.executable, '-c',
+             'import sys; sys.modules["placement"] = None; '
+             'from cyborg.demo import nova_sim; nova_sim.main(["--help"])'],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('usage: cyborg-nova-sim', result.stdout)
+        result = subprocess.run(
+            [sys.executable, '-c',
+             'import sys; sys.modules["placement"] = None; '
+             'from cyborg.demo import placement; '
+             'placement.main(["--db", "sqlite://"])'],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(2, result.returncode)
+        self.assertIn("pip install 'openstack-cyborg[demo]'", result.stderr)
 
     def test_hostdevs(self):
         self.assertEqual(

@@ -76,6 +76,14 @@ class TestQuickstart(base.TestCase):
         self.assertIn('<hostdev mode="subsystem" type="mdev" '
                       'model="vfio-pci" managed="no">', output)
 
+    def _check_titles(self, titles):
+        """Each service's process shows its own name in ps, not ``-c``."""
+        pids = dict(quickstart.Quickstart(self.state).services())
+        for name, title in titles.items():
+            with open('/proc/%d/cmdline' % pids[name]) as f:
+                cmdline = f.read().replace('\0', ' ')
+            self.assertTrue(cmdline.startswith(title), (name, cmdline))
+
     def test_all_in_one(self):
         rc, output = self._main('start')
         self.assertEqual(0, rc, output + self._logs())
@@ -86,6 +94,7 @@ class TestQuickstart(base.TestCase):
         self.assertEqual(0, rc, status)
         for name in ('all_in_one', 'glance', 'placement'):
             self.assertIn('%-12s running' % name, status)
+        self._check_titles({'all_in_one': 'cyborg-all-in-one --config-file'})
         # What the openstack CLI's accelerator commands call.
         conn = openstack.connect(
             auth_type='none', load_yaml_config=False, load_envvars=False,
@@ -115,3 +124,6 @@ class TestQuickstart(base.TestCase):
         rc, status = self._main('status')
         for name in ('agent', 'api', 'conductor'):
             self.assertIn('%-12s running' % name, status)
+        self._check_titles({
+            name: 'cyborg-%s: master process [cyborg-%s --config-file' % (
+                name, name) for name in ('agent', 'api', 'conductor')})
