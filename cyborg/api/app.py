@@ -15,32 +15,45 @@ From the outside in, a request passes:
 
 1. ``RequestId`` (oslo.middleware): names the request; every response
    carries ``x-openstack-request-id``.
-2. ``HTTPProxyToWSGI`` (oslo.middleware): with ``[oslo_middleware]
+2. The access log (:func:`_access_log`): one INFO line per request with
+   its id, method, path, status and duration.
+3. ``HTTPProxyToWSGI`` (oslo.middleware): with ``[oslo_middleware]
    enable_proxy_headers_parsing``, takes the public scheme and host from
    ``X-Forwarded-*`` so that links point where clients can reach.
-3. ``CORS`` (oslo.middleware), configured in ``[cors]``.
-4. Error formatting (:class:`cyborg.api.errors.ErrorFormatter`): it sits
-   outside authentication so that a refused token, too, is answered with
-   the contract's error body.
-5. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
+4. ``CORS`` (oslo.middleware), configured in ``[cors]``.
+5. The public health check (:mod:`cyborg.api.healthcheck`): a
+   ``/healthcheck`` without a token is answered here.
+6. Error formatting (:class:`cyborg.api.errors.ErrorFormatter`): it sits
+   outside the rest so that a refused token or an oversized body, too,
+   is answered with the contract's error body.
+7. ``RequestBodySizeLimiter`` (oslo.middleware): a body over
+   ``[oslo_middleware] max_request_body_size`` is refused with 413.
+8. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
    ``auth_token`` or ``noauth``, per ``[api] auth_strategy``.
-6. The URL check (:func:`_utf8_urls`): a path or query string that is
-   not UTF-8 is answered 400 here, where pecan would log a traceback.
-7. The pecan application, whose hooks build the request context, read
-   the microversion and turn exceptions into error responses.
+9. With ``[audit] enabled``, keystonemiddleware's audit middleware: a
+   CADF event per request, naming the authenticated caller.
+10. The health check for a request with a token: details for admins.
+11. The URL check (:func:`_utf8_urls`): a path or query string that is
+    not UTF-8 is answered 400 here, where pecan would log a traceback.
+12. The pecan application, whose hooks build the request context, read
+    the microversion and turn exceptions into error responses.
 """
-
+import time
 import urllib.parse
 
+from keystonemiddleware import audit
+from oslo_log import log
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
+from oslo_middleware import sizelimit
 import pecan
 from webob import exc as webob_exc
 
 from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import errors
+from cyborg.api import healthcheck
 from cyborg.api import hooks
 from cyborg.api import microversion
 from cyborg.conductor import rpcapi
@@ -49,6 +62,7 @@ from cyborg.i18n import _
 from cyborg import policy
 
 CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
 
 
 def _pecan_app():
@@ -79,6 +93,42 @@ def _utf8_urls(app):
     return check
 
 
+def _access_log(app):
+    """Log one line per request once it is answered."""
+    def log_request(environ, start_response):
+        started = time.monotonic()
+        answered = []
+
+        def record(status, headers, exc_info=None):
+            answered.append(status.split(' ', 1)[0])
+            return start_response(status, headers, exc_info)
+        try:
+            return app(environ, record)
+        finally:
+            query = environ.get('QUERY_STRING')
+            LOG.info('%(id)s "%(method)s %(path)s" status: %(status)s '
+                     'time: %(time).3f', {
+                         'id': environ.get(request_id.ENV_REQUEST_ID),
+                         'method': environ.get('REQUEST_METHOD'),
+                         'path': environ.get('PATH_INFO', '') + (
+                             '?' + query if query else ''),
+                         'status': answered[0] if answered else '-',
+                         'time': time.monotonic() - started})
+    return log_request
+
+
+def _audit(app, conf):
+    """keystonemiddleware's audit middleware as ``[audit]`` sets it.
+
+    It reads ``[audit_middleware_notifications]`` of the global
+    configuration, which is Cyborg's.
+    """
+    return audit.AuditMiddleware(
+        app, service_name='cyborg',
+        audit_map_file=conf.audit.audit_map_file,
+        ignore_req_list=','.join(conf.audit.ignore_req_list))
+
+
 def setup_app(conf=CONF):
     """Build the WSGI application from the process's configuration.
 
@@ -92,8 +142,13 @@ def setup_app(conf=CONF):
                         microversion.MIN_HEADER, microversion.MAX_HEADER],
         allow_methods=['GET', 'POST', 'PATCH', 'DELETE'])
     app = _utf8_urls(_pecan_app())
+    app = healthcheck.authenticated(app, conf)
+    if conf.audit.enabled:
+        app = _audit(app, conf)
     app = auth.middleware(app, conf)
+    app = sizelimit.RequestBodySizeLimiter(app, conf)
     app = errors.ErrorFormatter(app)
+    app = healthcheck.public(app, conf)
     app = cors.CORS(app, conf)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
-    return request_id.RequestId(app)
+    return request_id.RequestId(_access_log(app))

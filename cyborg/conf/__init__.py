@@ -16,6 +16,7 @@ from oslo_config import cfg
 
 from cyborg.conf import agent
 from cyborg.conf import api
+from cyborg.conf import audit
 from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
@@ -34,6 +35,7 @@ CONF = cfg.CONF
 default.register_opts(CONF)
 agent.register_opts(CONF)
 api.register_opts(CONF)
+audit.register_opts(CONF)
 conductor.register_opts(CONF)
 database.register_opts(CONF)
 fpga.register_opts(CONF)

@@ -18,6 +18,7 @@ import oslo_messaging
 import cyborg.conf
 from cyborg.conf import agent
 from cyborg.conf import api
+from cyborg.conf import audit
 from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
@@ -40,6 +41,7 @@ GROUP_MODULES = (
     default,
     agent,
     api,
+    audit,
     conductor,
     database,
     fpga,
