@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a virtualenv and run every check a change must pass: the style and
-# layer checks (pep8), then the unit and functional tests with pytest.
+# layer checks (pep8), the security lint (bandit), then the unit and
+# functional tests with pytest.
 #
 #   tools/run-tests.sh              everything
 #   tools/run-tests.sh -k profile   extra arguments go to pytest
@@ -37,6 +38,9 @@ git ls-files '*.sh' '.ci/run' 'devstack/*' \
     | grep -v '\.\(rst\|md\|txt\|yaml\)$' \
     | xargs -r bashate -v --error E005,E042,E043
 doc8 doc/source api-ref/source releasenotes/source README.md
+
+echo "== bandit"
+bandit -r cyborg -x cyborg/tests -q
 
 # RabbitMQ queues are named after RPC topics whatever the exchange, so two
 # test runs on one broker would answer each other's calls: give this run a

@@ -19,10 +19,13 @@ api_group = cfg.OptGroup(
     title='API options',
     help='Options for the cyborg-api REST service.')
 
+# A server listens on every interface unless told otherwise.
+ALL_INTERFACES = '0.0.0.0'  # nosec B104
+
 api_opts = [
     cfg.HostAddressOpt(
         'host_ip',
-        default='0.0.0.0',
+        default=ALL_INTERFACES,
         help="""
 Address the development API server listens on.
 

@@ -35,7 +35,8 @@ from oslo_config import cfg
 
 from cyborg.demo import server
 
-TOKEN = 'admin'
+# noauth2's fixed admin token, for a Placement on loopback.
+TOKEN = 'admin'  # nosec B105
 
 INSTALL_HINT = ("the demo Placement needs the openstack-placement package: "
                 "pip install 'openstack-cyborg[demo]'")

@@ -23,7 +23,8 @@ import dataclasses
 import json
 import os
 import signal
-import subprocess
+# Vendor tools program the FPGAs.
+import subprocess  # nosec B404
 import threading
 
 from oslo_concurrency import processutils
