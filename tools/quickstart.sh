@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Run a whole Cyborg on this machine and boot two simulated instances.
 #
-#   tools/quickstart.sh [start] [--rabbit URL [--db URL]]   (re)start, demo
-#   tools/quickstart.sh demo                                run the demo again
+#   tools/quickstart.sh [start] [--rabbit URL [--db URL]] [--no-demo]
+#                                           (re)start, then run the demo
+#   tools/quickstart.sh demo                run the demo again
 #   tools/quickstart.sh status | stop
+#
+# Every command also takes --state DIR and the port of each service:
+# --api-port (6666), --placement-port (8778), --glance-port (9292) and
+# --nova-port (8774, where the simulator receives Nova's events), before
+# or after the command. Later commands reuse the ports "start" chose.
 #
 # "start" installs Cyborg and openstack-placement into a virtualenv, then
 # starts on 127.0.0.1, with every file under one state directory: the real
@@ -55,17 +61,3 @@ fi
 "$venv/bin/python" -m cyborg.demo.quickstart --state "$state" \
     "$command" "$@"
 
-if [ "$command" = start ]; then
-    echo
-    echo "Cyborg runs with its state in $state (logs in $state/logs)."
-    echo "  API:       http://127.0.0.1:6666/v2 (noauth)"
-    echo "  Placement: http://127.0.0.1:8778 (token admin)"
-    echo "  Boot more: CYBORG_STATE=$state $venv/bin/cyborg-nova-sim boot" \
-        "--flavor-extra-spec accel:device_profile=demo-vgpu --name vm1"
-    echo "  CLI:       tools/setup-client-venvs.sh, then" \
-        ".venvs/osc-10.5.0/bin/openstack --os-auth-type none" \
-        "--os-endpoint http://127.0.0.1:6666/v2 accelerator device" \
-        "profile list"
-    echo "  Status:    tools/quickstart.sh status"
-    echo "  Stop:      tools/quickstart.sh stop"
-fi

@@ -212,7 +212,8 @@ class Quickstart:
             'endpoint_override = %s' % self.url('glance'),
             'download_dir = %s' % self.path('downloads'),
             '', '[placement]', token(self.url('placement')),
-            '', '[nova]', token(self.url('nova')),
+            # Nova's compute API is under /v2.1, as its catalog entry says.
+            '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
             'lock_path = %s' % self.path('run'),
             ''])
@@ -402,6 +403,32 @@ class Quickstart:
             events.stop()
         return booted
 
+    def summary(self):
+        """Say where everything is and what to try next."""
+        bin_dir = os.path.dirname(sys.executable)
+        api = self.url('api') + '/v2'
+        # The simulator's defaults are the quickstart's default ports.
+        sim_options = ''.join(' %s %s' % (option, value) for option, value in (
+            ('--cyborg', api), ('--placement', self.url('placement')),
+            ('--events-port', self.ports['nova']))
+            if self.ports != PORTS)
+        for line in (
+                '',
+                'Cyborg runs with its state in %s (logs in %s).' % (
+                    self.state, self.path('logs')),
+                '  API:       %s (noauth)' % api,
+                '  Placement: %s (token %s)' % (self.url('placement'),
+                                                placement.TOKEN),
+                '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
+                '--flavor-extra-spec accel:device_profile=demo-vgpu '
+                '--name vm1' % (self.state, bin_dir, sim_options),
+                '  CLI:       tools/setup-client-venvs.sh, then '
+                '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
+                '--os-endpoint %s accelerator device profile list' % api,
+                '  Status:    tools/quickstart.sh status',
+                '  Stop:      tools/quickstart.sh stop'):
+            _say(line)
+
     @staticmethod
     def _profile(cyborg, name, groups):
         """Create the device profile afresh (the image id may differ)."""
@@ -414,17 +441,39 @@ class Quickstart:
         _say('== device profile %s: %s' % (name, json.dumps(groups)))
 
 
-def main(argv=None):
+def _add_common_options(parser, defaults):
+    """The state directory and each service's port.
+
+    :param defaults: give the options their defaults; false where they
+        follow the command, so that leaving them out there keeps what
+        came before it.
+    """
+    def default(value):
+        return value if defaults else argparse.SUPPRESS
+    parser.add_argument(
+        '--state', default=default(os.environ.get('CYBORG_STATE', '.state')),
+        help='directory of every file (default: $CYBORG_STATE or .state)')
+    for service, port in PORTS.items():
+        parser.add_argument('--%s-port' % service, type=int,
+                            default=default(port),
+                            help='port of %s (default: %d)' % (service, port))
+
+
+def _parser():
     parser = argparse.ArgumentParser(
         prog='python -m cyborg.demo.quickstart',
         description='Run Cyborg, Placement and a simulated host on '
                     'loopback and boot two simulated instances.')
-    parser.add_argument('--state', default=os.environ.get('CYBORG_STATE',
-                                                          '.state'))
-    for service, port in PORTS.items():
-        parser.add_argument('--%s-port' % service, type=int, default=port)
+    _add_common_options(parser, defaults=True)
+    # The same options after the command too (tools/quickstart.sh start
+    # --api-port 16666); there they override what came before it.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common_options(common, defaults=False)
     commands = parser.add_subparsers(dest='command', required=True)
-    start = commands.add_parser('start', help='(re)start and run the demo')
+
+    def command(name, help):
+        return commands.add_parser(name, help=help, parents=[common])
+    start = command('start', '(re)start and run the demo')
     start.add_argument('--rabbit', metavar='URL',
                        help='RabbitMQ transport URL: run cyborg-api, '
                             'cyborg-conductor and cyborg-agent apart')
@@ -432,10 +481,14 @@ def main(argv=None):
                        help='database URL (default: SQLite in the state '
                             'directory)')
     start.add_argument('--no-demo', action='store_true')
-    commands.add_parser('demo', help='boot and delete the demo instances')
-    commands.add_parser('status', help='show the services')
-    commands.add_parser('stop', help='stop the services')
-    args = parser.parse_args(argv)
+    command('demo', 'boot and delete the demo instances')
+    command('status', 'show the services')
+    command('stop', 'stop the services')
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
     ports = {s: getattr(args, '%s_port' % s) for s in PORTS}
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):
@@ -447,6 +500,7 @@ def main(argv=None):
             quickstart.start(args.rabbit, args.db)
             if not args.no_demo:
                 quickstart.demo()
+            quickstart.summary()
         elif args.command == 'demo':
             quickstart.demo()
         elif args.command == 'stop':

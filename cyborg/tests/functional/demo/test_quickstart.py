@@ -39,6 +39,23 @@ def _free_ports(count):
     return ports
 
 
+class TestOptions(base.TestCase):
+
+    def test_before_or_after_the_command(self):
+        self.useFixture(fixtures.EnvironmentVariable('CYBORG_STATE'))
+
+        def parsed(*argv):
+            args = quickstart._parser().parse_args(argv)
+            return args.state, args.api_port, args.glance_port
+        self.assertEqual(('.state', 6666, 9292), parsed('status'))
+        self.assertEqual(('s', 16666, 9292), parsed(
+            'start', '--api-port', '16666', '--state', 's'))
+        # After the command wins; what it leaves out stays as before it.
+        self.assertEqual(('s', 16666, 19292), parsed(
+            '--state', 's', '--api-port', '1', '--glance-port', '19292',
+            'start', '--api-port', '16666', '--rabbit', 'rabbit://h/'))
+
+
 class TestQuickstart(base.TestCase):
 
     def setUp(self):
@@ -50,10 +67,11 @@ class TestQuickstart(base.TestCase):
             self.args += ['--%s-port' % service, str(port)]
         self.addCleanup(self._main, 'stop')
 
-    def _main(self, *argv):
+    def _main(self, command, *argv):
+        # Options after the command, as tools/quickstart.sh passes them.
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            rc = quickstart.main(self.args + list(argv))
+            rc = quickstart.main([command] + self.args + list(argv))
         return rc, out.getvalue()
 
     def _logs(self):
