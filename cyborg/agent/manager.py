@@ -54,7 +54,7 @@ class AgentManager:
         # One programming at a time per region; others proceed.
         with lockutils.lock('program-%s' % deployable_name):
             driver, region = self._fpga_region(deployable_name)
-            client = glance.get_client(CONF)
+            client = glance.get_client(CONF, context)
             image = bitstream.find(client, region, bitstream_id=bitstream_id,
                                    function_id=function_id,
                                    function_name=function_name)

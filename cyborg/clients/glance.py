@@ -23,10 +23,18 @@ from cyborg.conf import glance as glance_conf
 GROUP = glance_conf.glance_group.name
 
 
-def get_client(conf):
-    """A Glance v2 client for the service's own credentials."""
+def get_client(conf, context=None):
+    """A Glance v2 client acting for ``context``'s user.
+
+    With the user's token when the context has one (and the service token
+    of ``[service_user]`` beside it, if enabled), else with the service's
+    own credentials (:func:`cyborg.clients.keystone.user_auth`).
+    """
     adapter = keystone.get_adapter(conf, GROUP)
     # The adapter finds the endpoint (endpoint_override, or the catalog
     # with the configured interfaces and region) once for the client.
-    return glance_client.Client('2', session=adapter.session,
-                                endpoint_override=adapter.get_endpoint())
+    endpoint = adapter.get_endpoint()
+    return glance_client.Client(
+        '2', session=adapter.session, endpoint_override=endpoint,
+        auth=keystone.user_auth(conf, context, endpoint),
+        global_request_id=getattr(context, 'global_id', None))

@@ -126,8 +126,8 @@ def _bind_steps(context, arq, agent, deadline, made):
         (a.key, a.value) for a in attribute_obj.Attribute.list(
             context, filters={'deployable_id': deployable.id}))
     _check_serves(arq, resource_class, traits)
-    bitstream = programming.needed(arq.device_profile_group, deployable,
-                                   traits)
+    bitstream = programming.needed(context, arq.device_profile_group,
+                                   deployable, traits)
     arq.claim_handle(context, deployable.id)
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
     if bitstream is not None:

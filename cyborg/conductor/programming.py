@@ -37,7 +37,7 @@ CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 
-def _holds_function(deployable, function_name):
+def _holds_function(context, deployable, function_name):
     """Whether the bitstream the region holds is named ``function_name``.
 
     Only Glance knows a bitstream's function name; when it cannot tell,
@@ -46,7 +46,8 @@ def _holds_function(deployable, function_name):
     if not deployable.bitstream_id:
         return False
     try:
-        image = glance.get_client(CONF).images.get(deployable.bitstream_id)
+        image = glance.get_client(CONF, context).images.get(
+            deployable.bitstream_id)
     except (glance_exc.ClientException, glance_exc.CommunicationError,
             ks_exc.ClientException) as e:
         LOG.warning('Cannot read bitstream %(image)s of %(name)s from '
@@ -57,7 +58,7 @@ def _holds_function(deployable, function_name):
     return image.get('function_name') == function_name
 
 
-def needed(group, deployable, traits):
+def needed(context, group, deployable, traits):
     """What a bind of ``group`` must load into ``deployable``, if anything.
 
     A region already holding the asked bitstream, a function trait of the
@@ -82,7 +83,7 @@ def needed(group, deployable, traits):
             placement_names.normalize_id(function_id))
         return None if trait in traits else {'function_id': function_id}
     if function_name:
-        if _holds_function(deployable, function_name):
+        if _holds_function(context, deployable, function_name):
             return None
         return {'function_name': function_name}
     return None

@@ -125,18 +125,23 @@ class ImageService(server.LoopbackServer):
     """The image API on ``host``:``port`` (0 picks a free port).
 
     ``images`` and ``data`` hold what it serves, by image id;
-    ``requests`` the paths it was asked for, oldest first.
+    ``requests`` the paths it was asked for, oldest first, and ``tokens``
+    the user and service tokens (``X-Auth-Token``, ``X-Service-Token``)
+    each request carried. No token is checked.
     """
 
     def __init__(self, host='127.0.0.1', port=0, directory=None):
         self.directory = directory
         self.images, self.data = _load(directory) if directory else ({}, {})
         self.requests = []
+        self.tokens = []
         super().__init__(self, host, port, threads=4, name='local-glance')
 
     def __call__(self, environ, start_response):
         path = environ['PATH_INFO']
         self.requests.append(path)
+        self.tokens.append((environ.get('HTTP_X_AUTH_TOKEN'),
+                            environ.get('HTTP_X_SERVICE_TOKEN')))
         parts = path.strip('/').split('/')
         if environ['REQUEST_METHOD'] != 'GET':
             parts = None

@@ -328,6 +328,10 @@ class LocalGlance(fixtures.Fixture):
     def requests(self):
         return self.service.requests
 
+    @property
+    def tokens(self):
+        return self.service.tokens
+
     def add_image(self, data=b'bitstream', **properties):
         return self.service.add_image(data, **properties)
 

@@ -115,6 +115,29 @@ class TestProgram(base.TestCase):
                       {a.value for a in dep.attributes})
         self.assertEqual(2, dep.num_accelerators)
 
+    def _service_tokens(self):
+        url = self.glance.service.url
+        self.conf.config(send_service_user_token=True, group='service_user')
+        cyborg_fixtures.use_admin_token(self, 'service_user', url,
+                                        'service-token')
+        cyborg_fixtures.use_admin_token(self, 'glance', url,
+                                        'glance-service-token')
+
+    def test_glance_is_called_as_the_user_with_a_service_token(self):
+        image = _fpga_image(self.glance)
+        self._service_tokens()
+        self.context.auth_token = 'user-token'
+        self._program(bitstream_id=image['id'])
+        self.assertEqual({('user-token', 'service-token')},
+                         set(self.glance.tokens))
+
+    def test_glance_is_called_as_the_service_without_a_user_token(self):
+        image = _fpga_image(self.glance)
+        self._service_tokens()
+        self._program(bitstream_id=image['id'])
+        self.assertEqual({('glance-service-token', None)},
+                         set(self.glance.tokens))
+
     def test_programmed_even_when_the_report_must_wait(self):
         # Another conductor is working on the host: the report waits for
         # the next pass, the programming stands.
