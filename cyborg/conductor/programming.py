@@ -65,6 +65,7 @@ def needed(context, group, deployable, traits):
     asked function, or a bitstream of the asked function name, is used as
     it is.
 
+    :param context: the request's; Glance is asked as its user.
     :param group: the ARQ's profile group.
     :param traits: the deployable's traits.
     :returns: the keyword arguments of :func:`program` (``bitstream_id``,
