@@ -30,6 +30,11 @@ ALL_STATES = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND,
 #: Nova waits for every ARQ of an instance to reach one of these.
 RESOLVED_STATES = frozenset((BOUND, BIND_FAILED, DELETING))
 
+#: The ``status`` of the ``accelerator-request-bound`` event Nova gets
+#: when an ARQ reaches one of these states.
+NOVA_EVENT_STATUS = {BOUND: 'completed', BIND_FAILED: 'failed'}
+NOVA_EVENT_STATUSES = tuple(NOVA_EVENT_STATUS.values())
+
 #: Source state -> states it may move to.
 TRANSITIONS = {
     INITIAL: frozenset((BIND_STARTED, UNBOUND, DELETING)),

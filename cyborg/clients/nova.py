@@ -12,13 +12,12 @@
 """Tells Nova that accelerator requests are bound, by external event.
 
 Nova waits for one ``accelerator-request-bound`` event per ARQ before it
-reads the bound ARQs and spawns the instance. An event Nova refuses
-because the instance is not on a host yet (422 per event, 404 or 207 for
-the whole call) is expected while an instance is still being scheduled,
-so it is logged at info; an unreachable Nova is retried.
+reads the bound ARQs and spawns the instance. This client makes one call
+per batch of events and says which of them are done with; the conductor
+keeps the others and sends them again (:mod:`cyborg.conductor.nova_events`).
+An event Nova refuses because the instance is gone or not on a host yet
+(404 or 422 per event) is done with: no instance waits for it.
 """
-
-import time
 
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
@@ -33,23 +32,20 @@ EVENT_NAME = 'accelerator-request-bound'
 PATH = '/os-server-external-events'
 
 
-def arq_event(instance_uuid, arq_uuid, bound):
-    """One ``accelerator-request-bound`` event for an ARQ."""
+def arq_event(instance_uuid, arq_uuid, status):
+    """One ``accelerator-request-bound`` event for an ARQ.
+
+    :param status: ``completed`` (bound) or ``failed``.
+    """
     return {'name': EVENT_NAME, 'server_uuid': instance_uuid,
-            'tag': arq_uuid, 'status': 'completed' if bound else 'failed'}
+            'tag': arq_uuid, 'status': status}
 
 
 class NovaClient:
-    """The external events API of Nova, reached through ``[nova]``.
+    """The external events API of Nova, reached through ``[nova]``."""
 
-    :param retry_delay: seconds before the first retry; each later retry
-        waits twice as long as the one before, up to ``max_delay``.
-    """
-
-    def __init__(self, conf, retry_delay=1.0, max_delay=30.0):
+    def __init__(self, conf):
         self._conf = conf
-        self._retry_delay = retry_delay
-        self._max_delay = max_delay
 
     def _api(self):
         # keystone.get_adapter keeps one adapter per process and options.
@@ -58,70 +54,58 @@ class NovaClient:
             raise_exc=False)
 
     def send_arq_events(self, context, events):
-        """Send ``events`` in one call, retrying an unreachable Nova.
+        """Send ``events`` in one call.
 
-        Connection errors and 5xx answers are retried up to ``[conductor]
-        nova_event_max_retries`` times with exponential back-off.
-
-        :returns: True when Nova answered (events for instances not on a
-            host yet included), False when it could not be told.
+        :returns: for each event, whether it is done with: taken by Nova,
+            or refused for an instance that is gone or not on a host. The
+            others (Nova unreachable, failing or refusing the call) are
+            worth sending again.
         """
-        if not events:
-            return True
-        retries = self._conf.conductor.nova_event_max_retries
-        delay = self._retry_delay
-        for attempt in range(retries + 1):
-            if attempt:
-                time.sleep(delay)
-                delay = min(delay * 2, self._max_delay)
-            try:
-                response = self._api().post(
-                    PATH, json={'events': events},
-                    global_request_id=context.global_id)
-            except ks_exc.ConnectionError as e:
-                problem = str(e)
-            except ks_exc.ClientException as e:
-                # Misconfigured auth or catalog: retrying cannot help.
-                LOG.error('Cannot send %(count)d accelerator request events '
-                          'to Nova: %(err)s',
-                          {'count': len(events), 'err': e})
-                return False
-            else:
-                if response.status_code < 500:
-                    return self._accepted(events, response)
-                problem = 'HTTP %d' % response.status_code
-            LOG.warning('Nova did not take %(count)d accelerator request '
-                        'events (try %(try)d of %(tries)d): %(problem)s',
-                        {'count': len(events), 'try': attempt + 1,
-                         'tries': retries + 1, 'problem': problem})
-        LOG.error('Gave up telling Nova about accelerator requests %s',
-                  [e['tag'] for e in events])
-        return False
+        try:
+            response = self._api().post(
+                PATH, json={'events': events},
+                global_request_id=context.global_id)
+        except ks_exc.ConnectionError as e:
+            problem = str(e)
+        except ks_exc.ClientException as e:
+            # Misconfigured auth or catalog: said loudly, tried again later.
+            LOG.error('Cannot send %(count)d accelerator request events '
+                      'to Nova: %(err)s', {'count': len(events), 'err': e})
+            return [False] * len(events)
+        else:
+            if response.status_code in (200, 207, 404):
+                return self._answered(events, response)
+            problem = 'HTTP %d %s' % (response.status_code,
+                                      response.text[:200])
+        LOG.warning('Nova did not take %(count)d accelerator request '
+                    'events, to be sent again: %(problem)s',
+                    {'count': len(events), 'problem': problem})
+        return [False] * len(events)
 
     @staticmethod
-    def _accepted(events, response):
-        code = response.status_code
-        if code not in (200, 207, 404):
-            LOG.error('Nova refused accelerator request events %(tags)s: '
-                      'HTTP %(code)d %(body)s',
-                      {'tags': [e['tag'] for e in events], 'code': code,
-                       'body': response.text[:200]})
-            return False
+    def _answered(events, response):
+        """Per event, whether Nova's answer ends it."""
         try:
             answered = response.json().get('events', [])
         except ValueError:
             answered = []
-        for event in answered:
-            if event.get('code', code) != 200:
-                # Nova answers 422 per event (and 404 for the call) for
-                # instances not on a host yet, such as a build that was
-                # rescheduled; the instance does not wait for this event.
-                LOG.info('Nova did not take event %(name)s for ARQ %(tag)s '
-                         'of instance %(server)s: code %(code)s',
-                         {'name': event.get('name'), 'tag': event.get('tag'),
-                          'server': event.get('server_uuid'),
-                          'code': event.get('code')})
-        if code == 404 and not answered:
+        if response.status_code == 404 and not answered:
             LOG.info('Nova knows none of the instances %s on a host',
                      sorted({e['server_uuid'] for e in events}))
-        return True
+            return [True] * len(events)
+        done = []
+        # Nova answers the events in the order they were sent.
+        for event, answer in zip(events, answered):
+            code = answer.get('code', response.status_code)
+            if code not in (200, 404, 422):
+                done.append(False)
+                continue
+            if code != 200:
+                # A build that was rescheduled or deleted: the instance
+                # does not wait for this event.
+                LOG.info('Nova did not take event %(name)s for ARQ %(tag)s '
+                         'of instance %(server)s: code %(code)s',
+                         {'name': event['name'], 'tag': event['tag'],
+                          'server': event['server_uuid'], 'code': code})
+            done.append(True)
+        return done + [False] * (len(events) - len(done))

@@ -39,10 +39,10 @@ import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from cyborg.agent import rpcapi as agent_rpcapi
-from cyborg.clients import nova
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg.common import profile_group
+from cyborg.conductor import nova_events
 from cyborg.conductor import programming
 import cyborg.conf
 from cyborg import exception
@@ -203,18 +203,16 @@ def _remove_mdev(context, agent, host, handle, quiet=False):
 
 # --- instances: binds in the background and Nova events ----------------------
 
-def _notify(context, arqs):
-    """One call to Nova for the resolved ARQs (all of one instance)."""
-    events = [nova.arq_event(a.instance_uuid, a.uuid,
-                             a.state == states.BOUND) for a in arqs]
-    nova.NovaClient(CONF).send_arq_events(context, events)
-
-
 def bind_instance(context, arqs, deadline):
-    """Bind the ARQs of one instance in turn, then tell Nova once."""
+    """Bind the ARQs of one instance in turn, then have Nova told.
+
+    Each bound or failed ARQ recorded its event; the senders deliver them
+    (:mod:`cyborg.conductor.nova_events`).
+    """
     agent = agent_rpcapi.AgentAPI()
-    resolved = [bind(context, arq, agent, deadline) for arq in arqs]
-    _notify(context, [a for a in resolved if a is not None])
+    for arq in arqs:
+        bind(context, arq, agent, deadline)
+    nova_events.due()
 
 
 def _by_instance(arqs):
@@ -246,8 +244,7 @@ def _cutoff():
 def expire_binds(context):
     """Fail the binds that outlived ``[DEFAULT] bind_timeout``.
 
-    Meant for a periodic task. Each instance's failed ARQs go to Nova in
-    one call.
+    Meant for a periodic task. Nova is told of the failed ARQs.
 
     :returns: the ARQs that were failed.
     """
@@ -257,17 +254,14 @@ def expire_binds(context):
         return []
     agent = agent_rpcapi.AgentAPI()
     expired = []
-    for instance_arqs in _by_instance(arqs).values():
-        failed = []
-        for arq in instance_arqs:
-            resolved = _fail(context, arq, agent,
-                             _('not done within [DEFAULT] bind_timeout '
-                               '(%d s)') % CONF.bind_timeout,
-                             _mdev_of(context, arq))
-            if resolved is not None:
-                failed.append(resolved)
-        _notify(context, failed)
-        expired.extend(failed)
+    for arq in arqs:
+        resolved = _fail(context, arq, agent,
+                         _('not done within [DEFAULT] bind_timeout '
+                           '(%d s)') % CONF.bind_timeout,
+                         _mdev_of(context, arq))
+        if resolved is not None:
+            expired.append(resolved)
+    nova_events.due()
     return expired
 
 

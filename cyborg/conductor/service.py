@@ -14,7 +14,9 @@
 At start it resumes the binds a stopped conductor left behind; then every
 ``[DEFAULT] periodic_interval`` seconds it fails binds that outlived
 ``[DEFAULT] bind_timeout`` and reconciles Placement for the hosts whose
-``[conductor] reconcile_interval`` has passed.
+``[conductor] reconcile_interval`` has passed. A thread of its own sends
+Nova the events of bound and failed accelerator requests, those left by
+a stopped conductor included.
 """
 
 import random
@@ -24,6 +26,7 @@ from oslo_log import log
 from cyborg.common import service
 from cyborg.conductor import binding
 from cyborg.conductor import manager
+from cyborg.conductor import nova_events
 from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg import context as cyborg_context
@@ -41,9 +44,11 @@ class ConductorService(service.RPCService):
         super().__init__(manager.ConductorManager(host),
                          rpcapi.TOPIC, objects_base.CyborgObjectSerializer(),
                          host=host)
+        self.events = nova_events.Sender()
 
     def start(self):
         super().start()
+        self.events.start()
         context = cyborg_context.get_admin_context()
         binding.resume_binds(context, self.manager.executor)
         self.tg.add_timer_args(
@@ -62,3 +67,7 @@ class ConductorService(service.RPCService):
                 LOG.exception('Periodic task %s failed; it runs again in '
                               '%d s', task.__qualname__,
                               CONF.periodic_interval)
+
+    def stop(self, graceful=True):
+        super().stop(graceful=graceful)
+        self.events.stop()

@@ -92,17 +92,19 @@ Related options:
 * ``[placement]`` options, which say how Placement is reached
 """),
     cfg.IntOpt(
-        'nova_event_max_retries',
-        default=3,
-        min=0,
+        'nova_event_timeout',
+        default=300,
+        min=1,
         help="""
-Times sending an ``accelerator-request-bound`` event to Nova is retried.
+Seconds the conductor keeps trying to tell Nova that a bind ended.
 
-The conductor tells Nova through its external events API that the
-accelerator requests of an instance are bound or failed to bind. If Nova
-cannot be reached the call is retried this many times; if every try fails,
-Nova stops waiting after its own ``arq_binding_timeout`` and the instance
-build fails.
+The conductor tells Nova through its external events API that each
+accelerator request of an instance is bound or failed to bind. The event
+is stored with the request's new state and sent again, with exponential
+back-off up to 30 seconds, while Nova cannot be reached or fails, by this
+conductor or, if it stops, by another. Past this time Nova has stopped
+waiting and the event is dropped with an error in the log. Keep it equal
+to Nova's ``[DEFAULT] arq_binding_timeout`` (300 seconds by default).
 
 Related options:
 

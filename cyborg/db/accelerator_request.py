@@ -26,6 +26,7 @@ from cyborg.db import api
 from cyborg.db.api import main_context_manager
 from cyborg.db import attach_handle
 from cyborg.db import models
+from cyborg.db import nova_event
 from cyborg import exception
 from cyborg import states
 
@@ -66,6 +67,9 @@ def _refused(context, uuid, target):
 def _move(context, uuid, target, values=None, expected=None):
     """Move one ARQ to ``target`` in the caller's transaction.
 
+    An ARQ of an instance that becomes Bound or BindFailed gets the event
+    that tells Nova, in the same transaction (:mod:`cyborg.db.nova_event`).
+
     :raises AcceleratorRequestInvalidState: the UPDATE matched nothing.
     """
     sources = states.sources_of(target)
@@ -77,6 +81,11 @@ def _move(context, uuid, target, values=None, expected=None):
             changes, synchronize_session=False)
     if not count:
         raise _refused(context, uuid, target)
+    if target in states.NOVA_EVENT_STATUS:
+        instance_uuid = context.session.query(_MODEL.instance_uuid).filter(
+            _MODEL.uuid == uuid).scalar()
+        if instance_uuid:
+            nova_event.record(context, instance_uuid, uuid, target)
 
 
 @api.retry_on_deadlock

@@ -15,7 +15,8 @@ Hardware: devices own a tree of deployables (parent_id and
 root_id point inside the same table), which carry attributes and
 attach_handles; controlpath_ids say how the host reaches a device.
 Hosts: one row per reporting host, with its inventory lease.
-Requests: device_profiles and the accelerator_requests made from them.
+Requests: device_profiles and the accelerator_requests made from them;
+nova_events, what Nova is still to be told of their binding.
 The alembic migrations under cyborg/db/migrations must build exactly
 these tables; a test compares them on every engine.
 """
@@ -229,3 +230,27 @@ class AcceleratorRequest(BASE):
     device_profile = orm.relationship(DeviceProfile, lazy='joined',
                                       innerjoin=True)
     attach_handle = orm.relationship(AttachHandle, lazy='joined')
+
+
+class NovaEvent(BASE):
+    """An ``accelerator-request-bound`` event Nova is still to receive.
+
+    Written in the transaction that binds or fails the ARQ, removed once
+    Nova took it (or refused it for good, or it was too late to matter).
+    ``next_try_at`` is when a conductor may (re)send it; a conductor that
+    takes it moves that time on first, so that no other sends it too.
+    """
+
+    __tablename__ = 'nova_events'
+    __table_args__ = _table_args(
+        sa.Index('nova_events_next_try_at_idx', 'next_try_at'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    arq_uuid = sa.Column(sa.String(36), nullable=False)
+    status = sa.Column(sa.Enum(*states.NOVA_EVENT_STATUSES,
+                               name='nova_event_status'), nullable=False)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0,
+                         server_default='0')
+    next_try_at = sa.Column(sa.DateTime, nullable=False)

@@ -23,3 +23,4 @@ def register_all():
     __import__('cyborg.objects.device_profile')
     __import__('cyborg.objects.driver_report')
     __import__('cyborg.objects.host')
+    __import__('cyborg.objects.nova_event')

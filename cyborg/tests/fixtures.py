@@ -31,11 +31,14 @@ from oslo_utils import uuidutils
 from testtools import content
 
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import nova
 from cyborg.common import rpc
 from cyborg.common import service
 from cyborg.conductor import manager
+from cyborg.conductor import nova_events as event_sender
 from cyborg.conductor import rpcapi
 import cyborg.conf
+from cyborg import context as cyborg_context
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.demo import glance as glance_server
@@ -78,8 +81,9 @@ class RPC(fixtures.Fixture):
 class Conductor(fixtures.Fixture):
     """A conductor serving on fake:// in this process.
 
-    Background binds run synchronously, so a test sees their outcome as
-    soon as the RPC call returns.
+    Background binds run synchronously, and Nova's events are delivered
+    as soon as they are due, so a test sees their outcome as soon as the
+    RPC call returns.
     """
 
     def __init__(self, host='conductor-test'):
@@ -94,6 +98,13 @@ class Conductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         self.service.start()
         self.addCleanup(self.service.stop)
+        event_sender.register(self)
+        self.addCleanup(event_sender.unregister, self)
+
+    def wake(self):
+        """Deliver Nova's events at once, in the caller's thread."""
+        event_sender.deliver(cyborg_context.get_admin_context(),
+                             nova.NovaClient(CONF))
 
 
 class ServiceProcess(fixtures.Fixture):

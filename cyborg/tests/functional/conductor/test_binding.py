@@ -30,13 +30,14 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import testtools
 
-from cyborg.clients import nova
 from cyborg.conductor import accelerator_request
 from cyborg.conductor import binding
+from cyborg.conductor import nova_events
 import cyborg.conf
 from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
+from cyborg.db import models
 from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -467,27 +468,72 @@ class TestNovaEvents(BindTestCase):
         self.assertNotIn('ERROR', self.log.output)
         self.assertIn('code 422', self.log.output)
 
-    def test_nova_down_is_retried(self):
-        self.conf.config(nova_event_max_retries=3, group='conductor')
-        front = self._front(2)
-        client = nova.NovaClient(CONF, retry_delay=0.01)
-        arq = uuidutils.generate_uuid()
-        instance = uuidutils.generate_uuid()
-        self.assertTrue(client.send_arq_events(
-            self.ctx, [nova.arq_event(instance, arq, True)]))
-        self.assertEqual(3, front.posts)
-        self.assertEqual([(arq, 'completed')], self._statuses(instance))
+    def _pending(self):
+        """(ARQ uuid, attempts) of the events not delivered yet."""
+        with db_api.main_context_manager.reader.using(self.ctx):
+            return sorted((e.arq_uuid, e.attempts) for e in
+                          self.ctx.session.query(models.NovaEvent))
 
-    def test_nova_unreachable_gives_up(self):
-        self.conf.config(nova_event_max_retries=2, group='conductor')
+    def _later(self, seconds):
+        """Let ``seconds`` pass for the database's times, then wake."""
+        if getattr(self, '_now', None) is None:
+            self._now = timeutils.utcnow()
+            self.useFixture(fixtures.MockPatch(
+                'oslo_utils.timeutils.utcnow',
+                side_effect=lambda *args, **kwargs: self._now))
+        self._now += datetime.timedelta(seconds=seconds)
+        nova_events.due()
+
+    def test_nova_down_is_retried_with_back_off(self):
+        front = self._front(2)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = self._bind([arq])
+        # The bind is done; Nova did not take the event, which is kept.
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual(1, front.posts)
+        self.assertEqual([(arq.uuid, 1)], self._pending())
+        self._later(0.5)  # not due before the first back-off, 1 s
+        self.assertEqual(1, front.posts)
+        self._later(0.5)
+        self.assertEqual((2, [(arq.uuid, 2)]), (front.posts, self._pending()))
+        self._later(2)
+        self.assertEqual(3, front.posts)
+        self.assertEqual([(arq.uuid, 'completed')], self._statuses(instance))
+        self.assertEqual([], self._pending())
+
+    def test_nova_unreachable_until_the_timeout(self):
+        self.conf.config(nova_event_timeout=60, group='conductor')
         front = self._front(0)
         front.stop()
-        client = nova.NovaClient(CONF, retry_delay=0.01)
-        self.assertFalse(client.send_arq_events(self.ctx, [
-            nova.arq_event(uuidutils.generate_uuid(),
-                           uuidutils.generate_uuid(), False)]))
-        self.assertEqual(3, self.log.output.count('try '))
-        self.assertIn('Gave up telling Nova', self.log.output)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([arq])
+        for _ in range(5):
+            self._later(30)
+        self.assertEqual([], self._pending())
+        self.assertIn('Gave up telling Nova about accelerator requests '
+                      "['%s']" % arq.uuid, self.log.output)
+
+    def test_events_outlive_the_conductor(self):
+        # Recorded while Nova is down, delivered by a sender started later,
+        # as a restarted or another conductor would.
+        front = self._front(1)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = self._bind([arq])
+        self.assertEqual([(arq.uuid, 1)], self._pending())
+        sender = nova_events.Sender()
+        sender.start()
+        self.addCleanup(sender.stop)
+        self.assertEqual([(arq.uuid, 'completed')], [
+            (e['tag'], e['status'])
+            for e in self.nova.wait_for(instance, 1, timeout=30)])
+        self.assertEqual(2, front.posts)
+
+    def test_a_failed_transaction_records_no_event(self):
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self.assertRaises(exception.AcceleratorRequestInvalidState,
+                          arq_db.update_state, self.ctx, arq.uuid,
+                          states.BOUND)
+        self.assertEqual([], self._pending())
 
 
 class _BindRace:

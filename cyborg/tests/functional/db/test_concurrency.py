@@ -12,9 +12,10 @@
 """Concurrent binds on real database servers never share a handle.
 
 Many threads, each in its own transaction, race to bind ARQs to a
-deployable with fewer free handles than ARQs, and to move one ARQ out of
-the same state. The conditional UPDATEs of cyborg.db.api must let exactly
-the right number win on SQLite, MariaDB and PostgreSQL alike. The SQLite
+deployable with fewer free handles than ARQs, to move one ARQ out of
+the same state, and to take the same Nova events for sending. The
+conditional UPDATEs of cyborg.db.api must let exactly the right number
+win on SQLite, MariaDB and PostgreSQL alike. The SQLite
 database is a file, as with ``cyborg-all-in-one`` and the quickstart,
 where every connection of the race is a connection of its own.
 """
@@ -31,6 +32,7 @@ from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.db import migration
+from cyborg.db import nova_event as nova_event_db
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import db_utils
@@ -116,6 +118,21 @@ class _Concurrency:
         self.assertEqual(
             {exception.AcceleratorRequestInvalidState},
             {type(r) for r in results if isinstance(r, Exception)})
+
+    def test_each_nova_event_taken_once(self):
+        arqs = self._bind_started_arqs(12)
+        for arq in arqs:
+            arq_db.bind_failed(self.ctx, arq.uuid)
+        results = db_utils.race(nova_event_db.take_due,
+                                [(5, 60)] * self.THREADS)
+        taken = [e.arq_uuid for r in results for e in r]
+        self.assertEqual(len(set(taken)), len(taken))
+        self.assertTrue(taken)
+        # A thread that lost every row it saw takes nothing this time;
+        # what nobody took is still due.
+        left = [e.arq_uuid for e in nova_event_db.take_due(self.ctx, 20, 60)]
+        self.assertEqual(sorted(a.uuid for a in arqs), sorted(taken + left))
+        self.assertEqual([], nova_event_db.take_due(self.ctx, 20, 60))
 
 
 class SQLiteFileTestCase(testtools.TestCase):

@@ -1,0 +1,164 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Delivers the events that tell Nova ARQs are bound, until Nova takes them.
+
+The state change that binds or fails an ARQ records its event in the same
+transaction (:mod:`cyborg.db.nova_event`); the binding code then calls
+:func:`due`. A :class:`Sender` thread in each conductor process sends the
+due events in batches, removes those Nova took, and sends the others
+again with exponential back-off until ``[conductor] nova_event_timeout``
+has passed since they were made (Nova has given up waiting by then).
+Binding never waits for Nova, and events outlive conductor restarts: a
+restarted or another conductor sends what is left.
+"""
+
+import datetime
+import threading
+
+from oslo_log import log
+from oslo_utils import timeutils
+
+from cyborg.clients import nova
+import cyborg.conf
+from cyborg import context as cyborg_context
+from cyborg.objects import nova_event as event_obj
+
+CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
+
+#: Events sent in one call to Nova.
+BATCH = 100
+#: Seconds an event is held by the conductor sending it, in which no
+#: other conductor takes it; past them, one that died while sending it
+#: leaves it to others.
+HOLD = 120
+#: The first retry waits this many seconds, each next one twice as long,
+#: up to MAX_DELAY.
+FIRST_DELAY = 1
+MAX_DELAY = 30
+
+_senders = set()
+_senders_lock = threading.Lock()
+
+
+def register(sender):
+    """Have ``sender.wake()`` called whenever events are recorded."""
+    with _senders_lock:
+        _senders.add(sender)
+
+
+def unregister(sender):
+    with _senders_lock:
+        _senders.discard(sender)
+
+
+def due():
+    """Events were recorded: wake this process's senders."""
+    with _senders_lock:
+        senders = list(_senders)
+    for sender in senders:
+        sender.wake()
+
+
+def _delay(attempts):
+    return min(FIRST_DELAY * 2 ** attempts, MAX_DELAY)
+
+
+def deliver(context, client):
+    """Send every event due now; return when none is left due."""
+    while True:
+        events = event_obj.NovaEvent.take_due(context, BATCH, HOLD)
+        if not events:
+            return
+        oldest = timeutils.utcnow() - datetime.timedelta(
+            seconds=CONF.conductor.nova_event_timeout)
+        late = [e for e in events if e.created_at.replace(
+            tzinfo=None) < oldest]
+        if late:
+            LOG.error('Gave up telling Nova about accelerator requests %s: '
+                      'not delivered within [conductor] nova_event_timeout '
+                      '(%d s)', [e.arq_uuid for e in late],
+                      CONF.conductor.nova_event_timeout)
+            event_obj.NovaEvent.delete_many(context, late)
+        current = [e for e in events if e.id not in {x.id for x in late}]
+        if current:
+            _send(context, client, current)
+        if len(events) < BATCH:
+            return
+
+
+def _send(context, client, events):
+    done = client.send_arq_events(context, [
+        nova.arq_event(e.instance_uuid, e.arq_uuid, e.status)
+        for e in events])
+    taken = [e for e, ok in zip(events, done) if ok]
+    left = [e for e, ok in zip(events, done) if not ok]
+    if taken:
+        event_obj.NovaEvent.delete_many(context, taken)
+    if left:
+        delay = _delay(min(e.attempts for e in left))
+        LOG.warning('%(count)d accelerator request events are sent to '
+                    'Nova again in %(delay)d s',
+                    {'count': len(left), 'delay': delay})
+        event_obj.NovaEvent.try_later(context, left, delay)
+
+
+class Sender:
+    """Sends due events in a thread of its own; :meth:`wake` hurries it.
+
+    Between wake-ups it sleeps until the next event falls due, at most
+    ``[DEFAULT] periodic_interval`` seconds (events another conductor
+    recorded wake no thread here).
+    """
+
+    def __init__(self):
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='nova-event-sender')
+        self._thread.start()
+        register(self)
+
+    def stop(self):
+        unregister(self)
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def wake(self):
+        self._wake.set()
+
+    def _run(self):
+        context = cyborg_context.get_admin_context()
+        client = nova.NovaClient(CONF)
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                deliver(context, client)
+                wait = self._until_next(context)
+            except Exception:
+                LOG.exception('Sending events to Nova failed; trying again '
+                              'in %d s', CONF.periodic_interval)
+                wait = CONF.periodic_interval
+            self._wake.wait(wait)
+
+    @staticmethod
+    def _until_next(context):
+        when = event_obj.NovaEvent.next_due(context)
+        if when is None:
+            return CONF.periodic_interval
+        seconds = (when - timeutils.utcnow()).total_seconds()
+        return min(max(seconds, 0), CONF.periodic_interval)
