@@ -372,3 +372,21 @@ class TestUpgradeSQLite(_Upgrade, base.TestCase):
                                   engine=self.engine)
         self.assertIn('ask for that revision or a later one', str(error))
         self.assertEqual(before, self.dump())
+
+
+class TestRefusedOnPostgreSQL(test_fixtures.OpportunisticDBTestMixin,
+                              base.TestCase):
+    """17.0.0 cannot build its schema on PostgreSQL: nothing to convert."""
+
+    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+
+    def test_refused(self):
+        engine = self._get_default_provisioned_db().engine
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                'CREATE TABLE extended_accelerator_requests (id INTEGER)')
+        error = self.assertRaises(exception.DatabaseNotConvertible,
+                                  migration.upgrade, engine=engine)
+        self.assertIn('cannot build its schema on postgresql', str(error))
+        self.assertEqual(['extended_accelerator_requests'],
+                         sa.inspect(engine).get_table_names())
