@@ -111,6 +111,11 @@ class MdevTypeNotEnabled(Invalid):
                 "host (see [gpu_devices] enabled_vgpu_types).")
 
 
+class DatabaseNotConvertible(Invalid):
+    msg_fmt = _("The database of openstack-cyborg 17.0.0 cannot be "
+                "converted: %(reason)s")
+
+
 # --- not found ------------------------------------------------------------
 
 class DeviceNotFound(NotFound):

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Install the real clients that the functional tests drive into their own
+# Install the real clients that the functional tests drive, and the
+# existing service whose database the upgrade tests convert, into their own
 # virtualenvs, because their versions conflict with each other:
 #
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
+#   .venvs/openstack-cyborg-17.0.0
+#                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
+#                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt
 #
-# Re-running it is cheap: an existing virtualenv with the right client is
+# Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
 # (default .venvs).
 set -euo pipefail
@@ -15,10 +19,12 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 root=${CYBORG_CLIENT_VENVS:-.venvs}
 
+# install_client VENV COMMAND PACKAGE... [PIP OPTIONS]: VENV is ready once
+# it has COMMAND and the first PACKAGE.
 install_client() {
-    local venv=$1
-    shift
-    if [ -x "$venv/bin/openstack" ] \
+    local venv=$1 command=$2
+    shift 2
+    if [ -x "$venv/bin/$command" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
         && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
         echo "== $venv is ready ($*)"
@@ -33,6 +39,9 @@ install_client() {
     echo "$*" > "$venv/.cyborg-clients"
 }
 
-install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
+install_client "$root/osc-10.3.1" openstack python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
-install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
+install_client "$root/osc-10.5.0" openstack python-openstackclient==10.5.0
+install_client "$root/openstack-cyborg-17.0.0" cyborg-dbsync \
+    openstack-cyborg==17.0.0 PyMySQL \
+    -c tools/openstack-cyborg-17.0.0-constraints.txt

@@ -11,7 +11,8 @@
 # under the License.
 """``cyborg-dbsync``: create or upgrade the database schema.
 
-Usage::
+``upgrade`` first converts a database of openstack-cyborg 17.0.0, and
+says what it carried over. Usage::
 
     cyborg-dbsync [--config-file cyborg.conf] upgrade [--revision REV]
     cyborg-dbsync version
@@ -24,14 +25,20 @@ from alembic import util as alembic_util
 from oslo_config import cfg
 
 import cyborg.conf
+from cyborg.db import cyborg17
 from cyborg.db import migration
+from cyborg import exception
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
 
 
 def _upgrade():
-    migration.upgrade(CONF.command.revision)
+    found = migration.upgrade(CONF.command.revision)
+    if found is not None:
+        print('Converted: %s' % cyborg17.summary(found))
+        for warning in found.warnings:
+            print('Warning: %s.' % warning)
     print('Database is at revision %s' % migration.version())
 
 
@@ -65,13 +72,14 @@ _COMMAND = cfg.SubCommandOpt('command', title='Commands',
 
 
 def main(argv=None):
-    """Run the sub-command; exit status 1 when alembic refuses it."""
+    """Run the sub-command; exit status 1 when it is refused."""
     argv = sys.argv if argv is None else argv
     CONF.register_cli_opt(_COMMAND)
     startup.prepare_service(argv)
     try:
         CONF.command.func()
-    except alembic_util.CommandError as e:
+    except (alembic_util.CommandError,
+            exception.DatabaseNotConvertible) as e:
         print('cyborg-dbsync: %s' % e, file=sys.stderr)
         return 1
     return 0

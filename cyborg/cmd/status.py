@@ -14,6 +14,8 @@
 Checks, each ending in success, a warning or a failure:
 
 * the database schema is at the newest migration this code knows;
+* a database of openstack-cyborg 17.0.0, if that is what is there, can be
+  converted, and what the conversion carries over;
 * every trait and resource class that a device profile asks for is
   reported by some deployable, so the profile can still be scheduled;
 * no PCI device claimed by an enabled Cyborg driver is also in Nova's PCI
@@ -32,6 +34,7 @@ from cyborg.common import profile_group
 import cyborg.conf
 from cyborg import context
 from cyborg.db import api as db_api
+from cyborg.db import cyborg17
 from cyborg.db import migration
 from cyborg.drivers import base as drivers_base
 from cyborg.i18n import _
@@ -91,6 +94,23 @@ class Checks(upgradecheck.UpgradeCommands):
             '%(head)s. Run "cyborg-dbsync upgrade".')
             % {'current': current, 'head': head})
 
+    def _check_cyborg17(self):
+        with db_api.get_engine().connect() as connection:
+            found = cyborg17.find(connection)
+        if found is None:
+            return Result(Code.SUCCESS, _(
+                'No database of openstack-cyborg 17.0.0 to convert.'))
+        details = cyborg17.summary(found)
+        if found.problems:
+            return Result(Code.FAILURE, '%s %s %s' % (
+                details, _('"cyborg-dbsync upgrade" will refuse to convert '
+                           'it:'), ' '.join(found.problems)))
+        details += ' ' + _('"cyborg-dbsync upgrade" will convert it.')
+        if found.warnings:
+            return Result(Code.WARNING, '%s %s.' % (
+                details, '. '.join(found.warnings)))
+        return Result(Code.SUCCESS, details)
+
     def _check_profiles(self):
         if migration.version() != migration.head():
             return Result(Code.WARNING, _(
@@ -146,6 +166,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
     _upgrade_checks = (
         (_('Database schema'), _check_schema),
+        (_('openstack-cyborg 17.0.0 database'), _check_cyborg17),
         (_('Device profiles'), _check_profiles),
         (_('PCI whitelist coexistence'), _check_pci_whitelist),
     )

@@ -9,7 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Schema migrations with alembic: upgrade, current version, stamp."""
+"""Schema migrations with alembic: upgrade, current version, stamp.
+
+``upgrade`` also converts a database of openstack-cyborg 17.0.0 into ours
+(:mod:`cyborg.db.cyborg17`) before it runs our migrations.
+"""
 
 import os
 
@@ -19,6 +23,9 @@ from alembic import migration as alembic_migration
 from alembic import script as alembic_script
 
 from cyborg.db import api as db_api
+from cyborg.db import cyborg17
+from cyborg import exception
+from cyborg.i18n import _
 
 _MIGRATIONS = os.path.join(os.path.dirname(__file__), 'migrations')
 
@@ -32,10 +39,61 @@ def _alembic_config(connection=None):
 
 
 def upgrade(revision='head', engine=None):
-    """Bring the schema to ``revision``."""
+    """Bring the schema to ``revision``, converting 17.0.0's first.
+
+    :returns: the :class:`cyborg.db.cyborg17.Found` database that was
+        converted, or None when there was none.
+    :raises DatabaseNotConvertible: a database of openstack-cyborg 17.0.0
+        that cannot be converted; nothing was changed.
+    """
     engine = engine or db_api.get_engine()
+    found = _convert_cyborg17(engine, revision)
     with engine.begin() as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)
+    return found
+
+
+def _convert_cyborg17(engine, revision):
+    with engine.connect() as connection:
+        found = cyborg17.find(connection)
+    if found is None:
+        return None
+    if revision in _ancestors(cyborg17.CONVERTS_TO) - {cyborg17.CONVERTS_TO}:
+        found.problems.append(_(
+            'Its rows are written to the tables of revision %s: ask for '
+            'that revision or a later one.') % cyborg17.CONVERTS_TO)
+    if found.problems:
+        raise exception.DatabaseNotConvertible(
+            reason=' '.join(found.problems))
+    steps = (cyborg17.set_aside, _build_tables_to_copy_into, cyborg17.copy,
+             cyborg17.drop)
+    if engine.dialect.name == 'mysql':
+        # MySQL commits each schema change at once: each step commits on
+        # its own, and finds the work of those before it done.
+        for step in steps:
+            with engine.begin() as connection:
+                step(connection)
+    else:
+        with engine.begin() as connection:
+            for step in steps:
+                step(connection)
+    return found
+
+
+def _build_tables_to_copy_into(connection):
+    """Our migrations up to the revision whose tables the copy fills."""
+    context = alembic_migration.MigrationContext.configure(connection)
+    current = context.get_current_revision()
+    if current is None or current in _ancestors(cyborg17.CONVERTS_TO):
+        alembic_command.upgrade(_alembic_config(connection),
+                                cyborg17.CONVERTS_TO)
+
+
+def _ancestors(revision):
+    """``revision`` and the revisions before it."""
+    directory = alembic_script.ScriptDirectory.from_config(_alembic_config())
+    return {script.revision
+            for script in directory.iterate_revisions(revision, 'base')}
 
 
 def stamp(revision, engine=None):

@@ -1,0 +1,231 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Fill a database of openstack-cyborg 17.0.0 through its own objects.
+
+Not part of our code: ``test_cyborg17`` runs this file with the Python of
+the virtualenv that holds openstack-cyborg 17.0.0, so every ``cyborg``
+below is that package. Usage::
+
+    python cyborg17_seed.py CONFIG_FILE
+
+It creates two hosts' hardware (an FPGA whose deployable has a child, a
+GPU being cleaned with a PCI and an MDEV handle), three device profiles
+and ARQs in every state the service can reach (not UnbindFailed: its
+MySQL schema cannot hold it, and its code fails before it would set it),
+then prints, as JSON, every row as the service's own objects read it
+back.
+"""
+
+import json
+import sys
+
+from cyborg.common import constants
+from cyborg.common import rpc
+from cyborg.conf import CONF
+from cyborg import context
+from cyborg import objects
+
+INSTANCES = ('11111111-1111-4111-8111-%012d' % i for i in range(100))
+
+
+def _device(ctx, hostname, type_, vendor, model, address, state):
+    device = objects.Device(
+        context=ctx, type=type_, vendor=vendor, model=model,
+        hostname=hostname, std_board_info=json.dumps({'product_id': '09c4'}),
+        vendor_board_info='{"firmware": "1.2"}', status='enabled',
+        device_state=state)
+    device.create(ctx)
+    domain, bus, rest = address.split(':')
+    slot, function = rest.split('.')
+    cpid = objects.ControlpathID(
+        context=ctx, device_id=device.id, cpid_type='PCI',
+        cpid_info=json.dumps({'domain': domain, 'bus': bus,
+                              'device': slot, 'function': function}))
+    cpid.create(ctx)
+    return device, cpid
+
+
+def _deployable(ctx, device, name, rp_uuid, driver, parent=None,
+                accelerators=1, bitstream=None):
+    deployable = objects.Deployable(
+        context=ctx, name=name, num_accelerators=accelerators,
+        device_id=device.id, rp_uuid=rp_uuid, driver_name=driver,
+        bitstream_id=bitstream)
+    if parent is not None:
+        deployable.parent_id = parent.id
+        deployable.root_id = parent.root_id or parent.id
+    deployable.create(ctx)
+    return deployable
+
+
+def _attributes(ctx, deployable, pairs):
+    for key, value in pairs:
+        objects.Attribute(context=ctx, deployable_id=deployable.id,
+                          key=key, value=value).create(ctx)
+
+
+def _handles(ctx, deployable, cpid, attach_type, infos):
+    for info in infos:
+        objects.AttachHandle(
+            context=ctx, deployable_id=deployable.id, cpid_id=cpid.id,
+            attach_type=attach_type, attach_info=json.dumps(info),
+            in_use=False).create(ctx)
+
+
+def _hardware(ctx):
+    fpga, fpga_cpid = _device(ctx, 'compute-1', 'FPGA', '8086',
+                              'PAC Arria10', '0000:5e:00.0', 'allocated')
+    region = _deployable(
+        ctx, fpga, 'compute-1_0000:5e:00.0',
+        'a1a1a1a1-0000-4000-8000-000000000001', 'intel_fpga',
+        accelerators=2, bitstream='b17b17b1-0000-4000-8000-00000000000b')
+    child = _deployable(ctx, fpga, 'compute-1_0000:5e:00.0_region1', None,
+                        None, parent=region)
+    _attributes(ctx, region, [('rc', 'FPGA'),
+                              ('trait0', 'CUSTOM_FPGA_INTEL'),
+                              ('trait1', 'CUSTOM_FPGA_REGION_1')])
+    _attributes(ctx, child, [('rc', 'CUSTOM_REGION')])
+    _handles(ctx, region, fpga_cpid, 'PCI', [
+        {'domain': '0000', 'bus': '5e', 'device': '00', 'function': f}
+        for f in ('1', '2', '3')])
+    # Being cleaned: this release, which does not clean, disables it.
+    gpu, gpu_cpid = _device(ctx, 'compute-2', 'GPU', '10de', 'Tesla T4',
+                            '0000:3b:00.0', 'cleaning')
+    gpu_dep = _deployable(ctx, gpu, 'compute-2_0000:3b:00.0',
+                          'a1a1a1a1-0000-4000-8000-000000000002',
+                          'nvidia_gpu_driver')
+    _attributes(ctx, gpu_dep, [('rc', 'PGPU'),
+                               ('trait0', 'CUSTOM_GPU_NVIDIA')])
+    _handles(ctx, gpu_dep, gpu_cpid, 'PCI', [
+        {'domain': '0000', 'bus': '3b', 'device': '00', 'function': '0'}])
+    _handles(ctx, gpu_dep, gpu_cpid, 'MDEV', [
+        {'domain': '0000', 'bus': '3b', 'device': '00', 'function': '0',
+         'asked_type': 'nvidia-222'}])
+    return region, gpu_dep
+
+
+def _profiles(ctx):
+    made = []
+    for name, groups, description in (
+            ('fpga-dp', [{'resources:FPGA': '1',
+                          'trait:CUSTOM_FPGA_INTEL': 'required'}],
+             'one Intel FPGA'),
+            ('gpu-dp', [{'resources:PGPU': '1'},
+                        {'resources:PGPU': '1',
+                         'trait:CUSTOM_GPU_NVIDIA': 'required'}], None),
+            ('unused-dp', [{'resources:CUSTOM_QAT': '2',
+                            'accel:function_id': 'abc'}], 'never asked')):
+        profile = objects.DeviceProfile(context=ctx, name=name,
+                                        groups=groups)
+        if description is not None:
+            profile.description = description
+        profile.create(ctx)
+        made.append(profile)
+    return made
+
+
+def _arq(ctx, profile, group_id, project='project-a'):
+    arq = objects.ARQ(context=ctx, device_profile_name=profile.name,
+                      device_profile_group_id=group_id, project_id=project)
+    return objects.ExtARQ(context=ctx, arq=arq).create(ctx, profile.id)
+
+
+def _start_bind(ctx, extarq, hostname, deployable):
+    extarq.arq.hostname = hostname
+    extarq.arq.device_rp_uuid = deployable.rp_uuid
+    extarq.arq.instance_uuid = next(INSTANCES)
+    extarq.save(ctx)
+    extarq.update_check_state(ctx, constants.ARQ_BIND_STARTED)
+
+
+def _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu):
+    _arq(ctx, fpga_profile, 0)  # Initial
+    _start_bind(ctx, _arq(ctx, fpga_profile, 0, 'project-b'), 'compute-1',
+                fpga)  # BindStarted
+    for profile, group_id, hostname, deployable in (
+            (fpga_profile, 0, 'compute-1', fpga),
+            (gpu_profile, 1, 'compute-2', gpu)):
+        bound = _arq(ctx, profile, group_id)
+        _start_bind(ctx, bound, hostname, deployable)
+        bound.bind(ctx, deployable)  # Bound, with an attach handle
+    failed = _arq(ctx, gpu_profile, 0)
+    _start_bind(ctx, failed, 'compute-2', gpu)
+    failed.update_check_state(ctx, constants.ARQ_BIND_FAILED)
+    unbound = _arq(ctx, fpga_profile, 0)
+    _start_bind(ctx, unbound, 'compute-1', fpga)
+    unbound.bind(ctx, fpga)
+    unbound.unbind(ctx)  # Unbound, its handle given back
+    deleting = _arq(ctx, fpga_profile, 0, 'project-b')
+    _start_bind(ctx, deleting, 'compute-1', fpga)
+    deleting.bind(ctx, fpga)
+    deleting.update_check_state(ctx, constants.ARQ_DELETING)
+
+
+def _fields(obj, names):
+    return {name: getattr(obj, name) for name in names}
+
+
+def _dump(ctx):
+    """Every row, as the service's objects show it."""
+    arqs = []
+    for extarq in objects.ExtARQ.list(ctx):
+        row = _fields(extarq.arq, (
+            'uuid', 'state', 'device_profile_name', 'device_profile_group_id',
+            'hostname', 'device_rp_uuid', 'instance_uuid', 'project_id',
+            'attach_handle_type', 'attach_handle_info'))
+        row.update(_fields(extarq, ('attach_handle_id', 'deployable_id',
+                                    'device_profile_group')))
+        arqs.append(row)
+    return {
+        'device_profiles': [
+            _fields(p, ('uuid', 'name', 'groups', 'description'))
+            for p in objects.DeviceProfile.list(ctx)],
+        'accelerator_requests': arqs,
+        'devices': [
+            _fields(d, ('id', 'uuid', 'type', 'vendor', 'model',
+                        'std_board_info', 'vendor_board_info', 'hostname',
+                        'status', 'device_state'))
+            for d in objects.Device.list(ctx)],
+        'deployables': [
+            _fields(d, ('id', 'uuid', 'parent_id', 'root_id', 'name',
+                        'num_accelerators', 'device_id', 'rp_uuid',
+                        'driver_name', 'bitstream_id'))
+            for d in objects.Deployable.list(ctx)],
+        'attributes': [
+            _fields(a, ('uuid', 'deployable_id', 'key', 'value'))
+            for d in objects.Deployable.list(ctx)
+            for a in objects.Attribute.get_by_deployable_id(ctx, d.id)],
+        'attach_handles': [
+            dict(_fields(h, ('id', 'uuid', 'deployable_id', 'cpid_id',
+                             'attach_type', 'in_use')),
+                 attach_info=json.loads(h.attach_info))
+            for h in objects.AttachHandle.list(ctx)],
+        'controlpath_ids': [
+            dict(_fields(c, ('id', 'uuid', 'device_id', 'cpid_type')),
+                 cpid_info=json.loads(c.cpid_info))
+            for c in objects.ControlpathID.list(ctx)],
+    }
+
+
+def main(config_file):
+    CONF(['--config-file', config_file], project='cyborg')
+    rpc.init(CONF)
+    objects.register_all()
+    ctx = context.get_admin_context()
+    fpga, gpu = _hardware(ctx)
+    fpga_profile, gpu_profile, _unused = _profiles(ctx)
+    _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu)
+    json.dump(_dump(ctx), sys.stdout, default=str)
+
+
+if __name__ == '__main__':
+    main(*sys.argv[1:])
