@@ -361,3 +361,26 @@ class TestDevstackPlugin(testtools.TestCase):
         ini = read_ini(self.conf_file)
         for context, _caps in privsep.CONTEXTS:
             self.assertNotIn(context.cfg_section, ini)
+
+    def test_settings_of_openstack_cyborgs_plugin(self):
+        # A local.conf written for openstack-cyborg's plugin.
+        conf_file = self.conf_dir / 'old-name.conf'
+        self.env.update(ENABLED_SERVICES='rabbit,n-cpu,cyborg-agent',
+                        LIBS_FROM_GIT='python-cyborgclient',
+                        CYBORG_CONF=str(conf_file),
+                        CYBORG_CLIENT_REPO='https://example.org/client',
+                        CYBORG_CLIENT_BRANCH='stable/x')
+        calls = self.stack()
+
+        self.assertEqual(
+            [('git_clone', 'https://example.org/client',
+              '%s/opt/stack/python-cyborgclient' % self.tmp, 'stable/x')],
+            named(calls, 'git_clone'))
+        agent = '%s/cyborg-agent --config-file %s' % (STUB_BIN, conf_file)
+        self.assertEqual([('run_process', 'cyborg-agent', agent)],
+                         named(calls, 'run_process'))
+        self.assertFalse(self.conf_file.exists())
+
+        self.env.update(CYBORG_CLIENT_INSTALL='False')
+        self.assertEqual([('setup_develop', str(REPO))],
+                         named(self.stack(), 'git_clone', 'setup_develop'))
