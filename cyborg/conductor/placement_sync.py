@@ -15,7 +15,8 @@ Each deployable that offers accelerators becomes a child resource provider
 of the host's compute node provider; this module derives their names and
 uuids, and :func:`sync_host` both applies a new inventory report and
 repairs drift on the periodic reconcile. Only providers with trait
-``OWNER_CYBORG`` are ever changed.
+``OWNER_CYBORG`` are ever changed, and those that openstack-cyborg made for
+the same deployables, which Cyborg adopts (see :func:`_adoptable`).
 """
 
 import collections
@@ -37,9 +38,9 @@ LOG = log.getLogger(__name__)
 
 OWNER_TRAIT = os_traits.OWNER_CYBORG
 
-#: Provider uuids are uuid5 of the provider's name in this namespace, so
-#: every conductor derives the same uuid for the same deployable.
-PROVIDER_NAMESPACE = uuid_lib.UUID('0c7ed2fa-98da-443e-8435-7eaa52b21e75')
+#: Earlier builds of Cyborg derived provider uuids as uuid5 of the name in
+#: this namespace; their providers are still recognised as Cyborg's.
+_FORMER_NAMESPACE = uuid_lib.UUID('0c7ed2fa-98da-443e-8435-7eaa52b21e75')
 
 # Failures that spoil one provider only: the others are still synced and
 # the next pass tries this one again.
@@ -55,8 +56,19 @@ def provider_name(hostname, deployable_name):
 
 
 def provider_uuid(name):
-    """The resource provider uuid that Cyborg gives the provider ``name``."""
-    return str(uuid_lib.uuid5(PROVIDER_NAMESPACE, name))
+    """The resource provider uuid that Cyborg gives the provider ``name``.
+
+    A name-based uuid (version 3, DNS namespace) of the name, as
+    openstack-cyborg derives it: every conductor finds the same provider
+    for the same deployable, and so does the service Cyborg replaces.
+    """
+    return str(uuid_lib.uuid3(uuid_lib.NAMESPACE_DNS, name))
+
+
+def _derived(rp):
+    """Whether ``rp``'s uuid is one Cyborg derives (or did) from its name."""
+    return rp['uuid'] in (provider_uuid(rp['name']),
+                          str(uuid_lib.uuid5(_FORMER_NAMESPACE, rp['name'])))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,16 +182,29 @@ def _read(client, rp):
 
 
 def _owned(rp, seen):
-    """Whether Cyborg may change ``rp``.
+    """Whether Cyborg may change or delete ``rp``.
 
     It carries ``OWNER_CYBORG``; or it is bare (no trait, no inventory)
-    with the uuid Cyborg derives from its name, which only a create of
+    with a uuid Cyborg derives from its name, which only a create of
     Cyborg's cut short before its traits were set can leave.
     """
     if OWNER_TRAIT in seen.traits:
         return True
-    return (not seen.traits and not seen.inventories and
-            rp['uuid'] == provider_uuid(rp['name']))
+    return not seen.traits and not seen.inventories and _derived(rp)
+
+
+def _adoptable(rp, provider, parent_uuid):
+    """Whether ``rp`` is openstack-cyborg's provider of ``provider``.
+
+    openstack-cyborg marked only some of its providers with
+    ``OWNER_CYBORG`` (GPUs and generic PCI devices, not FPGAs, QAT, NICs
+    or SSDs). A provider without it is taken over only when it is exactly
+    what that service made for this deployable: the same name, the uuid
+    derived from that name, directly below the compute node. A provider
+    of that name with any other uuid or parent is someone else's.
+    """
+    return (rp['name'] == provider.name and rp['uuid'] == provider.uuid and
+            rp['parent_provider_uuid'] == parent_uuid)
 
 
 class _NotOurs(Exception):
@@ -200,11 +225,17 @@ def _create(client, provider, parent_uuid):
     return rp['uuid']
 
 
-def _update(client, provider, rp):
+def _update(client, provider, rp, parent_uuid):
     """Fix the traits and inventories of ``rp``; whether it changed."""
     seen = _read(client, rp)
     if not _owned(rp, seen):
-        raise _NotOurs()
+        if not _adoptable(rp, provider, parent_uuid):
+            raise _NotOurs()
+        LOG.info('Adopting resource provider %(name)s (%(uuid)s), made by '
+                 'openstack-cyborg for deployable %(dep)s: it gets trait '
+                 '%(trait)s and keeps its uuid and allocations',
+                 {'name': rp['name'], 'uuid': rp['uuid'],
+                  'dep': provider.deployable.uuid, 'trait': OWNER_TRAIT})
     if seen.traits == provider.traits and (seen.inventories ==
                                            provider.inventories):
         return False
@@ -254,8 +285,9 @@ def sync_host(context, hostname, compute_rp_uuid, client):
     Missing providers are created under the compute node, traits and
     inventories fixed, providers of vanished deployables deleted (kept
     while they have allocations); a provider without ``OWNER_CYBORG`` is
-    never changed. A pass that finds nothing to change reads the compute
-    node's tree once and writes nothing.
+    never changed, unless it is openstack-cyborg's provider of one of the
+    host's deployables, which is adopted. A pass that finds nothing to
+    change reads the compute node's tree once and writes nothing.
 
     :returns: counts of providers ``created``, ``updated``, ``deleted``,
         ``unchanged`` and ``failed`` (tried again next pass).
@@ -283,7 +315,7 @@ def sync_host(context, hostname, compute_rp_uuid, client):
                     summary['created'] += 1
                     continue
                 needed.add(rp['uuid'])
-                changed = _update(client, provider, rp)
+                changed = _update(client, provider, rp, compute_rp_uuid)
             except _NotOurs:
                 LOG.error('Resource provider %(name)s (%(uuid)s) does not '
                           'have trait %(trait)s: it is not Cyborg\'s and is '

@@ -43,6 +43,7 @@ from cyborg.demo import glance
 from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
+from cyborg.demo import privsep
 from cyborg.demo import sysfs
 
 HOST = 'demo-compute1'
@@ -216,7 +217,7 @@ class Quickstart:
             '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
             'lock_path = %s' % self.path('run'),
-            ''])
+            ''] + privsep.config_lines(self.conf))
 
     # --- processes --------------------------------------------------------
 

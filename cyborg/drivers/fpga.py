@@ -21,13 +21,8 @@ tree, and runs the vendor tool with a time limit.
 import abc
 import dataclasses
 import json
-import os
-import signal
-# Vendor tools program the FPGAs.
-import subprocess  # nosec B404
 import threading
 
-from oslo_concurrency import processutils
 from oslo_log import log
 
 from cyborg.common import pci_address
@@ -38,6 +33,7 @@ from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg import exception
 from cyborg.i18n import _
+from cyborg.privsep import vendor_tool
 
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
@@ -242,32 +238,29 @@ class FpgaDriver(base.Driver):
 def run_tool(command, deployable):
     """Run a vendor tool within ``[fpga] program_timeout`` seconds.
 
-    A tool that runs too long is killed with everything it started.
+    The tool runs as root in the ``[privsep_vendor_tool]`` daemon, which
+    kills it with everything it started when it runs too long.
 
-    :raises ProgrammingFailed: the tool is missing, failed or timed out.
+    :raises ProgrammingFailed: the tool is missing, not one of the ``[fpga]
+        *_path`` options, failed or timed out.
     """
-    started = []
     timeout = CONF.fpga.program_timeout
     try:
-        processutils.execute(*command, timeout=timeout,
-                             on_execute=started.append,
-                             preexec_fn=os.setsid)
-    except subprocess.TimeoutExpired:
-        for proc in started:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+        status, stderr = vendor_tool.run(command, timeout)
+    except (OSError, ValueError) as e:
+        raise exception.ProgrammingFailed(
+            deployable=deployable,
+            reason=_('%(tool)s cannot be run: %(error)s')
+            % {'tool': command[0],
+               'error': getattr(e, 'strerror', None) or e})
+    if status is None:
         raise exception.ProgrammingFailed(
             deployable=deployable,
             reason=_('%(tool)s did not finish within %(timeout)d seconds')
             % {'tool': command[0], 'timeout': timeout})
-    except processutils.ProcessExecutionError as e:
+    if status:
         raise exception.ProgrammingFailed(
             deployable=deployable,
             reason=_('%(tool)s exited with status %(code)s: %(stderr)s')
-            % {'tool': command[0], 'code': e.exit_code,
-               'stderr': (e.stderr or '').strip()[-500:]})
-    except OSError as e:
-        raise exception.ProgrammingFailed(
-            deployable=deployable,
-            reason=_('%(tool)s cannot be run: %(error)s')
-            % {'tool': command[0], 'error': e.strerror or e})
+            % {'tool': command[0], 'code': status,
+               'stderr': stderr.strip()})

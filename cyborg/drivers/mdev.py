@@ -14,7 +14,8 @@
 The kernel creates an mdev when its uuid is written to
 ``<parent>/mdev_supported_types/<type>/create`` and removes it when ``1``
 is written to ``bus/mdev/devices/<uuid>/remove``. Both are idempotent
-here, so a retried request does no harm.
+here, so a retried request does no harm. The writes need root: they go
+through the ``[privsep_sysfs]`` daemon (:mod:`cyborg.privsep.mdev`).
 """
 
 import os
@@ -23,6 +24,7 @@ from oslo_log import log
 
 from cyborg import exception
 from cyborg.i18n import _
+from cyborg.privsep import mdev as priv_mdev
 
 LOG = log.getLogger(__name__)
 
@@ -59,8 +61,10 @@ def create(sysfs_root, parent_address, mdev_type, mdev_uuid):
             reason=_('device %(parent)s does not offer type %(type)s') % {
                 'parent': parent_address, 'type': mdev_type})
     try:
-        with open(create_file, 'w') as f:
-            f.write(mdev_uuid)
+        priv_mdev.create(sysfs_root, parent_address, mdev_type, mdev_uuid)
+    except ValueError as e:
+        raise exception.MdevFailed(action='create', uuid=mdev_uuid,
+                                   reason=e)
     except OSError as e:
         # The kernel refuses with EINVAL or EDQUOT when no instance is left.
         raise exception.MdevFailed(
@@ -77,15 +81,13 @@ def remove(sysfs_root, mdev_uuid):
 
     :raises MdevFailed: the kernel refused, e.g. an instance still uses it.
     """
-    remove_file = os.path.join(_mdev_dir(sysfs_root, mdev_uuid), 'remove')
     try:
-        with open(remove_file, 'w') as f:
-            f.write('1')
+        priv_mdev.remove(sysfs_root, mdev_uuid)
     except FileNotFoundError:
         LOG.info('Mediated device %s does not exist; nothing to remove',
                  mdev_uuid)
         return
-    except OSError as e:
+    except (OSError, ValueError) as e:
         raise exception.MdevFailed(action='remove', uuid=mdev_uuid,
-                                   reason=e.strerror or e)
+                                   reason=getattr(e, 'strerror', None) or e)
     LOG.info('Removed mediated device %s', mdev_uuid)

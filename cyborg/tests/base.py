@@ -36,6 +36,7 @@ class TestCase(testtools.TestCase):
             user_id='fake-user', project_id='fake-project',
             roles=['member', 'reader'])
         self.admin_context = context.get_admin_context()
+        self.useFixture(cyborg_fixtures.PrivsepInProcess())
         if self.USES_DB:
             self.useFixture(cyborg_fixtures.Database())
 

@@ -47,6 +47,7 @@ from cyborg.demo import placement as placement_server
 from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import base as objects_base
+from cyborg import privsep
 
 CONF = cyborg.conf.CONF
 
@@ -282,6 +283,21 @@ class API(fixtures.Fixture):
         CONF.set_override('auth_strategy', 'noauth', group='api')
         self.addCleanup(CONF.clear_override, 'auth_strategy', group='api')
         self.app = app.setup_app()
+
+
+class PrivsepInProcess(fixtures.Fixture):
+    """Privileged entrypoints run in the test's process, as its user.
+
+    oslo.privsep calls the functions directly instead of asking a daemon,
+    so the code under test takes the same path to them as the agent does;
+    the daemons themselves are tested in
+    ``cyborg/tests/functional/test_privsep.py``.
+    """
+
+    def _setUp(self):
+        for context, _caps in privsep.CONTEXTS:
+            context.set_client_mode(False)
+            self.addCleanup(context.set_client_mode, True)
 
 
 class StandInTool(fixtures.Fixture):

@@ -19,6 +19,7 @@ register.
 """
 
 import configparser
+import fnmatch
 import getpass
 import os
 import pathlib
@@ -30,6 +31,7 @@ import fixtures
 from keystoneauth1 import loading as ks_loading
 from keystonemiddleware import opts as ksm_opts
 from oslo_config import cfg
+from oslo_config import fixture as config_fixture
 from oslo_log import log
 from oslo_messaging import opts as messaging_opts
 from oslo_policy import opts as policy_opts
@@ -37,6 +39,7 @@ import testtools
 
 from cyborg.conf import opts as cyborg_opts
 from cyborg.db import migration
+from cyborg import privsep
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PLUGIN_DIR = REPO / 'devstack'
@@ -79,6 +82,8 @@ def load_config(path):
         conf.register_opts(opts, group=group)
     for group, opts in ksm_opts.list_auth_token_opts():
         conf.register_opts(opts, group=group)
+    for group, opts in privsep.list_opts():
+        conf.register_opts(opts, group=group)
     password_opts = ks_loading.get_auth_plugin_conf_options('password')
     for group in CREDENTIAL_GROUPS:
         conf.register_opts(password_opts, group=group)
@@ -98,6 +103,8 @@ class TestDevstackPlugin(testtools.TestCase):
         self.conf_file = self.conf_dir / 'cyborg.conf'
         self.uwsgi_conf = self.conf_dir / 'cyborg-api-uwsgi.ini'
         self.tempest_conf = self.tmp / 'tempest.conf'
+        (self.tmp / 'sudoers.d').mkdir()
+        self.sudoers = self.tmp / 'sudoers.d' / 'cyborg-privsep'
         # What stackrc and local.conf give the plugin; nothing else of the
         # caller's environment gets through.
         self.env = {
@@ -123,6 +130,7 @@ class TestDevstackPlugin(testtools.TestCase):
             'CYBORG_DIR': str(REPO),
             'CYBORG_CONF_DIR': str(self.conf_dir),
             'CYBORG_HOST': 'compute-1',
+            'CYBORG_SUDOERS_FILE': str(self.sudoers),
         }
         if 'PYTHONPATH' in os.environ:
             self.env['PYTHONPATH'] = os.environ['PYTHONPATH']
@@ -185,6 +193,37 @@ class TestDevstackPlugin(testtools.TestCase):
                         section, name))
         return conf
 
+    def assertPrivsep(self, conf, calls):
+        """The agent starts each privileged daemon as sudoers allows it."""
+        helper = 'sudo %s/privsep-helper --config-file %s' % (
+            STUB_BIN, self.conf_file)
+        self.assertEqual(0o440, self.sudoers.stat().st_mode & 0o777)
+        rules = [line for line in self.sudoers.read_text().splitlines()
+                 if not line.startswith('#')]
+        self.assertEqual(len(privsep.CONTEXTS), len(rules))
+        self.assertCallsInOrder([
+            ('sudo', 'visudo', '-c', '-q', '-f'),
+        ], [call[:5] for call in calls])
+        self.assertEqual([], named(calls, 'die'))
+        # What oslo.privsep runs, with this configuration, for each
+        # context, is what one rule allows, and not for another context.
+        global_conf = self.useFixture(config_fixture.Config(cfg.CONF))
+        sock = '/tmp/tmpab12cd/privsep.sock'
+        for context, _caps in privsep.CONTEXTS:
+            section = conf[context.cfg_section]
+            self.assertEqual(helper, section.helper_command)
+            # Each daemon keeps the capabilities of its context.
+            self.assertNotIn('capabilities',
+                             read_ini(self.conf_file)[context.cfg_section])
+            global_conf.config(helper_command=section.helper_command,
+                               group=context.cfg_section)
+            sudo, *command = context.helper_command(sock)
+            self.assertEqual('sudo', sudo)
+            allowed = [rule for rule in rules if fnmatch.fnmatchcase(
+                '%s ALL=(root) NOPASSWD: %s' % (
+                    getpass.getuser(), ' '.join(command)), rule)]
+            self.assertEqual(1, len(allowed), (command, rules))
+
     def test_all_in_one_node(self):
         conf_file, uwsgi_conf = str(self.conf_file), str(self.uwsgi_conf)
         calls = self.stack()
@@ -237,6 +276,7 @@ class TestDevstackPlugin(testtools.TestCase):
             auth = ks_loading.load_auth_from_conf_options(conf, name)
             self.assertEqual(KEYSTONE_URI, auth.auth_url)
         self.assertTrue(conf.service_user.send_service_user_token)
+        self.assertPrivsep(conf, calls)
 
         # The real cyborg-dbsync read that file and migrated the database.
         with sqlite3.connect(self.data_dir / 'cyborg.sqlite') as db:
@@ -261,6 +301,7 @@ class TestDevstackPlugin(testtools.TestCase):
                       calls)
         self.assertFalse(self.conf_dir.exists())
         self.assertFalse((self.data_dir / 'cyborg').exists())
+        self.assertFalse(self.sudoers.exists())
 
     def test_compute_node_runs_only_the_agent(self):
         self.env.update(
@@ -288,6 +329,7 @@ class TestDevstackPlugin(testtools.TestCase):
         conf = self.load_cyborg_conf()
         self.assertEqual(['intel_fpga_driver', 'nvidia_gpu_driver'],
                          conf.agent.enabled_drivers)
+        self.assertPrivsep(conf, calls)
         self.assertNotIn('database', read_ini(self.conf_file))
         self.assertEqual(
             'rabbit://stackrabbit:service-secret@192.0.2.10:5672/',
@@ -308,3 +350,37 @@ class TestDevstackPlugin(testtools.TestCase):
         tempest = read_ini(self.tempest_conf)
         self.assertEqual('True',
                          tempest['cyborg_policy']['enforce_new_defaults'])
+
+    def test_controller_without_agent_has_no_privsep(self):
+        self.env.update(ENABLED_SERVICES='key,mysql,rabbit,placement-api,'
+                                         'cyborg-api,cyborg-cond')
+        calls = self.stack()
+
+        self.assertEqual([], named(calls, 'visudo', 'die'))
+        self.assertFalse(self.sudoers.exists())
+        ini = read_ini(self.conf_file)
+        for context, _caps in privsep.CONTEXTS:
+            self.assertNotIn(context.cfg_section, ini)
+
+    def test_settings_of_openstack_cyborgs_plugin(self):
+        # A local.conf written for openstack-cyborg's plugin.
+        conf_file = self.conf_dir / 'old-name.conf'
+        self.env.update(ENABLED_SERVICES='rabbit,n-cpu,cyborg-agent',
+                        LIBS_FROM_GIT='python-cyborgclient',
+                        CYBORG_CONF=str(conf_file),
+                        CYBORG_CLIENT_REPO='https://example.org/client',
+                        CYBORG_CLIENT_BRANCH='stable/x')
+        calls = self.stack()
+
+        self.assertEqual(
+            [('git_clone', 'https://example.org/client',
+              '%s/opt/stack/python-cyborgclient' % self.tmp, 'stable/x')],
+            named(calls, 'git_clone'))
+        agent = '%s/cyborg-agent --config-file %s' % (STUB_BIN, conf_file)
+        self.assertEqual([('run_process', 'cyborg-agent', agent)],
+                         named(calls, 'run_process'))
+        self.assertFalse(self.conf_file.exists())
+
+        self.env.update(CYBORG_CLIENT_INSTALL='False')
+        self.assertEqual([('setup_develop', str(REPO))],
+                         named(self.stack(), 'git_clone', 'setup_develop'))

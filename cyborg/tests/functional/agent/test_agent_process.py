@@ -29,6 +29,7 @@ import testtools
 
 from cyborg.agent import rpcapi
 from cyborg.common import rpc
+from cyborg.demo import privsep as demo_privsep
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
@@ -90,6 +91,8 @@ class TestAgentProcess(base.TestCase):
                                    self.exchange))
             for key, value in agent.items():
                 f.write('%s = %s\n' % (key, value))
+            # mdevs are made through the sysfs daemon, without root here.
+            f.write('\n'.join(demo_privsep.config_lines(path)))
         return path
 
     def _start_agent(self, **agent_opts):
@@ -118,6 +121,9 @@ class TestAgentProcess(base.TestCase):
         agent.create_mdev(self.context, self.host, MDEV, 'nvidia-222', GPU)
         self.assertEqual(MDEV, self.tree.read(
             GPU, 'mdev_supported_types/nvidia-222/create'))
+        # Written by the agent's privileged sysfs daemon.
+        self.assertIn('cyborg.privsep.sysfs_pctxt', self._log())
+        self.assertIn('Spawned new privsep daemon', self._log())
         self.assertRaises(exception.MdevTypeNotEnabled, agent.create_mdev,
                           self.context, self.host, MDEV, 'nvidia-1', GPU)
         agent.remove_mdev(self.context, self.host, MDEV)

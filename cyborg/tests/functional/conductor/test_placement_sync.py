@@ -13,6 +13,7 @@
 
 import socket
 import threading
+import uuid as uuid_lib
 
 import fixtures
 from oslo_utils import timeutils
@@ -204,6 +205,43 @@ class PlacementSyncTest(base.TestCase):
             'consumer_generation': None, 'consumer_type': 'INSTANCE'})
         self.assertEqual(204, resp.status_code, resp.text)
         return consumer
+
+    def _legacy_provider(self, pci, rc='FPGA', total=8, traits=(),
+                         rp_uuid=None):
+        """A provider as openstack-cyborg made it for a deployable.
+
+        Its uuid is uuid3 of its name in the DNS namespace, computed here
+        independently of Cyborg's code; its inventory sets only ``total``
+        and ``max_unit``; its traits are the driver's, which for FPGAs
+        lacked ``OWNER_CYBORG``.
+        """
+        name = self._name(pci)
+        rp_uuid = rp_uuid or str(uuid_lib.uuid3(uuid_lib.NAMESPACE_DNS, name))
+        self._post_provider(name, uuid=rp_uuid, parent=self.compute_rp)
+        self.direct.put('/resource_classes/%s' % rc)
+        self._put('/resource_providers/%s/inventories' % rp_uuid,
+                  inventories={rc: {'total': total, 'max_unit': total}})
+        if traits:
+            for trait in traits:
+                self.direct.put('/traits/%s' % trait)
+            self._put('/resource_providers/%s/traits' % rp_uuid,
+                      traits=list(traits))
+        return rp_uuid
+
+    def _former_uuid(self, pci):
+        """The provider uuid that earlier builds of Cyborg derived."""
+        return str(uuid_lib.uuid5(
+            uuid_lib.UUID('0c7ed2fa-98da-443e-8435-7eaa52b21e75'),
+            self._name(pci)))
+
+    def _children(self):
+        tree = self._get('/resource_providers?in_tree=%s' % self.compute_rp)
+        return {rp['name']: rp['uuid'] for rp in tree['resource_providers']
+                if rp['uuid'] != self.compute_rp}
+
+    def _allocations(self, consumer):
+        return {rp: alloc['resources'] for rp, alloc in self._get(
+            '/allocations/%s' % consumer)['allocations'].items()}
 
     def _assert_unchanged_pass(self):
         self.client.requests.clear()
@@ -399,9 +437,16 @@ class PlacementSyncTest(base.TestCase):
         rp_uuid = self._uuid('0000:5e:00.0')
         self._post_provider(self._name('0000:5e:00.0'), uuid=rp_uuid,
                             parent=self.compute_rp)
-        self.assertEqual(1, self._sync()['updated'])
+        # An earlier build's create cut short, no deployable wanting it.
+        former = self._former_uuid('0000:5f:00.0')
+        self._post_provider(self._name('0000:5f:00.0'), uuid=former,
+                            parent=self.compute_rp)
+        self.assertEqual({'created': 0, 'updated': 1, 'deleted': 1,
+                          'unchanged': 0, 'failed': 0}, self._sync())
         self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
         self.assertEqual({'FPGA': _inventory(8)}, self._inventories(rp_uuid))
+        self.assertEqual({self._name('0000:5e:00.0'): rp_uuid},
+                         self._children())
 
     def test_foreign_providers_untouched(self):
         deployable = self._add_deployable('0000:5e:00.0')
@@ -432,6 +477,102 @@ class PlacementSyncTest(base.TestCase):
         self._sync()
         self.assertEqual(0, self.client.writes)
         self.assertEqual(1, self.client.reads)
+
+    def test_adopts_providers_of_openstack_cyborg(self):
+        # What openstack-cyborg and Nova left: an FPGA provider without
+        # OWNER_CYBORG and a GPU provider with it, each with an instance's
+        # allocation, and a provider of a device Cyborg does not report.
+        fpga = self._add_deployable('0000:5e:00.0', handles=4)
+        gpu = self._add_deployable('0000:3b:00.0', handles=1, rc='PGPU',
+                                   traits=('CUSTOM_NVIDIA_1EB8',))
+        fpga_rp = self._legacy_provider(
+            '0000:5e:00.0', total=4,
+            traits=('CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_ARRIA10'))
+        gpu_rp = self._legacy_provider(
+            '0000:3b:00.0', rc='PGPU', total=1,
+            traits=('OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8'))
+        unreported = self._legacy_provider(
+            '0000:af:00.0', rc='CUSTOM_ASCEND', total=1,
+            traits=('CUSTOM_HUAWEI_ASCEND',))
+        fpga_vm = self._allocate(fpga_rp)
+        gpu_vm = self._allocate(gpu_rp, rc='PGPU')
+        before = self._children()
+
+        with self.assertLogs(placement_sync.LOG.logger, 'INFO') as logs:
+            summary = self._sync()
+        # The GPU's provider already looked as Cyborg wants it.
+        self.assertEqual({'created': 0, 'updated': 1, 'deleted': 0,
+                          'unchanged': 1, 'failed': 0}, summary)
+        self.assertEqual(1, sum('Adopting' in line and fpga_rp in line
+                                for line in logs.output))
+        # The same providers under the same uuids, and no new one.
+        self.assertEqual(before, self._children())
+        self.assertEqual({fpga_rp: {'FPGA': 1}}, self._allocations(fpga_vm))
+        self.assertEqual({gpu_rp: {'PGPU': 1}}, self._allocations(gpu_vm))
+        self.assertEqual(self._expected_traits(), self._traits(fpga_rp))
+        self.assertEqual({'FPGA': _inventory(4)}, self._inventories(fpga_rp))
+        self.assertEqual({'OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8'},
+                         self._traits(gpu_rp))
+        self.assertEqual({'PGPU': _inventory(1)}, self._inventories(gpu_rp))
+        for deployable, rp_uuid in ((fpga, fpga_rp), (gpu, gpu_rp)):
+            self.assertEqual(rp_uuid, deployable_obj.Deployable.get_by_uuid(
+                self.admin_context, deployable.uuid).rp_uuid)
+        # Not Cyborg's to delete: it lacks OWNER_CYBORG and no deployable
+        # claims it.
+        self.assertEqual({'CUSTOM_HUAWEI_ASCEND'}, self._traits(unreported))
+        self.assertEqual({'CUSTOM_ASCEND': _inventory(1)},
+                         self._inventories(unreported))
+        self._assert_unchanged_pass()
+
+        # Once adopted, a provider is Cyborg's like one it made: the
+        # deployable's removal deletes it when its instance has gone.
+        self.assertEqual(204, self.direct.delete(
+            '/allocations/%s' % fpga_vm).status_code)
+        self._remove_deployable(fpga)
+        self.assertEqual(1, self._sync()['deleted'])
+        self.assertEqual(404, self.direct.get(
+            '/resource_providers/%s' % fpga_rp).status_code)
+
+    def test_adopts_only_what_openstack_cyborg_made(self):
+        # The name and uuid openstack-cyborg would give the deployable's
+        # provider, without OWNER_CYBORG, but not below the compute node.
+        # (The name under another uuid: test_foreign_providers_untouched.)
+        deployable = self._add_deployable('0000:5e:00.0')
+        name = self._name('0000:5e:00.0')
+        other = self._post_provider('nic-' + self.hostname,
+                                    parent=self.compute_rp)['uuid']
+        nested = self._post_provider(
+            name, uuid=str(uuid_lib.uuid3(uuid_lib.NAMESPACE_DNS, name)),
+            parent=other)['uuid']
+        self.direct.put('/traits/CUSTOM_FPGA_INTEL')
+        self._put('/resource_providers/%s/traits' % nested,
+                  traits=['CUSTOM_FPGA_INTEL'])
+        with self.assertLogs(placement_sync.LOG.logger, 'ERROR') as logs:
+            summary = self._sync()
+        self.assertIn(nested, logs.output[0])
+        self.assertEqual(1, summary['failed'])
+        self.assertEqual({'CUSTOM_FPGA_INTEL'}, self._traits(nested))
+        self.assertEqual({}, self._inventories(nested))
+        self.assertIsNone(deployable_obj.Deployable.get_by_uuid(
+            self.admin_context, deployable.uuid).rp_uuid)
+
+    def test_providers_of_earlier_builds_kept(self):
+        # Earlier builds of Cyborg derived provider uuids as uuid5 in a
+        # namespace of their own: such providers keep their uuids.
+        fpga = self._add_deployable('0000:5e:00.0')
+        former = self._former_uuid('0000:5e:00.0')
+        self._legacy_provider('0000:5e:00.0', rp_uuid=former,
+                              traits=sorted(self._expected_traits()))
+        vm = self._allocate(former)
+        self.assertEqual({'created': 0, 'updated': 0, 'deleted': 0,
+                          'unchanged': 1, 'failed': 0}, self._sync())
+        self.assertEqual({self._name('0000:5e:00.0'): former},
+                         self._children())
+        self.assertEqual({former: {'FPGA': 1}}, self._allocations(vm))
+        self.assertEqual({'FPGA': _inventory(8)}, self._inventories(former))
+        self.assertEqual(former, deployable_obj.Deployable.get_by_uuid(
+            self.admin_context, fpga.uuid).rp_uuid)
+        self._assert_unchanged_pass()
 
     def test_generation_conflict_read_again_and_retried(self):
         deployable = self._add_deployable('0000:5e:00.0')

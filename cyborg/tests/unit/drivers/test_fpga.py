@@ -144,19 +144,24 @@ class TestProgramming(driver_case.DriverTestCase):
 
 class TestRunTool(base.TestCase):
 
+    def _tool(self, effect=''):
+        tool = self.useFixture(cyborg_fixtures.StandInTool('tool', effect))
+        self.conf.config(xbmgmt_path=tool.path, group='fpga')
+        return tool
+
     def test_success(self):
-        tool = self.useFixture(cyborg_fixtures.StandInTool('tool'))
+        tool = self._tool()
         fpga.run_tool([tool.path, 'a', 'b'], 'dep')
         self.assertEqual([['a', 'b']], tool.calls)
 
     def test_failure_carries_stderr(self):
-        tool = self.useFixture(cyborg_fixtures.StandInTool(
-            'tool', 'sys.stderr.write("bad gbs\\n"); sys.exit(3)'))
+        tool = self._tool('sys.stderr.write("bad gbs\\n"); sys.exit(3)')
         error = self.assertRaises(exception.ProgrammingFailed,
                                   fpga.run_tool, [tool.path], 'dep')
         self.assertIn('status 3: bad gbs', str(error))
 
     def test_missing_tool(self):
+        self.conf.config(fpgaconf_path='/nonexistent/fpgaconf', group='fpga')
         error = self.assertRaises(exception.ProgrammingFailed,
                                   fpga.run_tool, ['/nonexistent/fpgaconf'],
                                   'dep')
@@ -166,17 +171,25 @@ class TestRunTool(base.TestCase):
         self.conf.config(program_timeout=2, group='fpga')
         pid_file = os.path.join(self.useFixture(
             fixtures.TempDir()).path, 'pid')
-        tool = self.useFixture(cyborg_fixtures.StandInTool('tool', (
+        tool = self._tool((
             'import subprocess\n'
             'child = subprocess.Popen(["sleep", "60"])\n'
             'open(%r, "w").write(str(child.pid))\n'
-            'child.wait()') % pid_file))
+            'child.wait()') % pid_file)
         error = self.assertRaises(exception.ProgrammingFailed,
                                   fpga.run_tool, [tool.path], 'dep')
         self.assertIn('within 2 seconds', str(error))
         with open(pid_file) as f:
             child = int(f.read())
         self.assertTrue(_exits(child, timeout=10))
+
+    def test_only_configured_tools_run(self):
+        tool = self.useFixture(cyborg_fixtures.StandInTool('tool'))
+        error = self.assertRaises(exception.ProgrammingFailed,
+                                  fpga.run_tool, [tool.path, 'x'], 'dep')
+        self.assertIn('is not a vendor tool of the [fpga] options',
+                      str(error))
+        self.assertEqual([], tool.calls)
 
 
 def _exits(pid, timeout):
