@@ -21,12 +21,22 @@ is missing or broken.
 import abc
 import dataclasses
 
+from oslo_log import log
 from stevedore import named
 
 from cyborg import exception
 from cyborg.i18n import _
 
+LOG = log.getLogger(__name__)
+
 NAMESPACE = 'cyborg.accelerator.driver'
+
+#: Driver names of the replaced service that Cyborg spells differently:
+#: ``[agent] enabled_drivers`` may still give them, with a warning.
+RENAMED = {
+    'pci_driver': 'generic_pci_driver',
+    'inspur_nvme_ssd_driver': 'nvme_ssd_driver',
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,10 +63,16 @@ class Driver(abc.ABC):
     """Discovers, and optionally programs, one kind of accelerator.
 
     ``name`` is the driver's entry-point name; it is recorded on every
-    deployable the driver reports, so keep it stable.
+    deployable the driver reports (unless ``reported_name`` says
+    otherwise), so keep it stable.
     """
 
     name = None
+
+    @property
+    def reported_name(self):
+        """The ``driver_name`` of the deployables the driver reports."""
+        return self.name
 
     #: (vendor_id, product_id) pairs of the PCI devices the driver takes,
     #: lower-case hex, ``*`` for any. ``cyborg-status upgrade check`` warns
@@ -91,8 +107,26 @@ class Driver(abc.ABC):
             reason=_('driver %s cannot program devices') % self.name)
 
 
+def _current_names(names):
+    """``names`` with renamed drivers under their new names, once each."""
+    current = []
+    for name in names:
+        if name in RENAMED:
+            LOG.warning('Accelerator driver name %(old)s is deprecated; it '
+                        'loads %(new)s. Write %(new)s in [agent] '
+                        'enabled_drivers.',
+                        {'old': name, 'new': RENAMED[name]})
+            name = RENAMED[name]
+        if name not in current:
+            current.append(name)
+    return current
+
+
 def load(names):
     """Instantiate the drivers ``names``, in that order.
+
+    A name in :data:`RENAMED` loads the driver's current name, with a
+    deprecation warning.
 
     :raises DriverNotFound: no entry point has one of the names.
     :raises DriverLoadFailed: a driver failed to import or to start, for
@@ -107,7 +141,8 @@ def load(names):
                                          reason=error) from error
 
     manager = named.NamedExtensionManager(
-        NAMESPACE, list(names), invoke_on_load=True, name_order=True,
+        NAMESPACE, _current_names(names), invoke_on_load=True,
+        name_order=True,
         on_load_failure_callback=failed,
         on_missing_entrypoints_callback=missing)
     drivers = [ext.obj for ext in manager]
