@@ -24,6 +24,7 @@ import dataclasses
 from oslo_log import log
 from stevedore import named
 
+from cyborg.common import placement_names
 from cyborg import exception
 from cyborg.i18n import _
 
@@ -57,6 +58,17 @@ class FpgaRegion:
     #: Ids of the loaded shell (partitions): a partial bitstream's
     #: ``shell_id`` must be one of them.
     shell_ids: tuple
+
+
+def image_function_id(image):
+    """The normalized id of the function a bitstream image implements.
+
+    Its ``function_uuid`` (seed 002), or else the ``accel:function_id``
+    property that images made for the replaced service carry; None when
+    it names neither.
+    """
+    return placement_names.normalize_id(
+        image.get('function_uuid') or image.get('accel:function_id'))
 
 
 class Driver(abc.ABC):
@@ -99,7 +111,8 @@ class Driver(abc.ABC):
 
         :param region: an :class:`FpgaRegion` from :meth:`fpga_regions`.
         :param bitstream_path: a private file holding the checked image.
-        :param image: the Glance image, with the seed-002 properties.
+        :param image: the Glance image, with the seed-002 properties it
+            has (images made for the replaced service have none).
         :raises ProgrammingFailed: the vendor tool failed or timed out.
         """
         raise exception.NotProgrammable(

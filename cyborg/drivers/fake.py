@@ -96,5 +96,4 @@ class FakeDriver(base.Driver):
 
     def program(self, region, bitstream_path, image):
         self._image_id = image['id']
-        self._function_id = placement_names.normalize_id(
-            image.get('function_uuid') or image.get('accel:function_id'))
+        self._function_id = base.image_function_id(image)
