@@ -27,6 +27,8 @@ def get_client(conf):
     """A Glance v2 client for the service's own credentials."""
     adapter = keystone.get_adapter(conf, GROUP)
     # The adapter finds the endpoint (endpoint_override, or the catalog
-    # with the configured interfaces and region) once for the client.
+    # with the configured interfaces and region) once for the client; the
+    # client is an adapter of its own, so it takes the retries from ours.
     return glance_client.Client('2', session=adapter.session,
-                                endpoint_override=adapter.get_endpoint())
+                                endpoint_override=adapter.get_endpoint(),
+                                connect_retries=adapter.connect_retries)
