@@ -81,15 +81,15 @@ class Driver(abc.ABC):
 
     name = None
 
-    @property
-    def reported_name(self):
-        """The ``driver_name`` of the deployables the driver reports."""
-        return self.name
-
     #: (vendor_id, product_id) pairs of the PCI devices the driver takes,
     #: lower-case hex, ``*`` for any. ``cyborg-status upgrade check`` warns
     #: when Nova's PCI whitelist names one of them too.
     pci_ids = frozenset()
+
+    @property
+    def reported_name(self):
+        """The ``driver_name`` of the deployables the driver reports."""
+        return self.name
 
     @abc.abstractmethod
     def discover(self, pci_devices):
