@@ -21,6 +21,7 @@ from oslo_log import log
 import setproctitle
 
 import cyborg.conf
+from cyborg.conf import opts
 from cyborg.db import api as db_api
 from cyborg import objects
 from cyborg import version
@@ -57,6 +58,7 @@ def parse_config(argv, default_config_files=None):
          version=version.version_info.version_string(),
          default_config_files=default_config_files)
     log.setup(CONF, 'cyborg')
+    opts.warn_deprecated(CONF)
 
 
 def prepare_service(argv, default_config_files=None):

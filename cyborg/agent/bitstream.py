@@ -17,6 +17,11 @@ properties of seed 002: ``bs-name``, ``bs-uuid``, ``vendor``, ``board``,
 ``topology``, ``region_uuid``, ``function_uuid``, ``function_name``. Ids
 are compared as lower-case hexadecimal without dashes, however the image
 spells them.
+
+Images made for the service Cyborg replaces have none of that: that
+service programmed any image named by id, and found images by function
+through their ``accel:function_id`` property. Such images still program,
+with a warning that names the metadata they lack.
 """
 
 import contextlib
@@ -27,6 +32,7 @@ import tempfile
 
 from glanceclient import exc as glance_exc
 from keystoneauth1 import exceptions as ks_exc
+from oslo_log import log
 
 from cyborg.common import placement_names
 import cyborg.conf
@@ -34,8 +40,11 @@ from cyborg import exception
 from cyborg.i18n import _
 
 CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
 
 TAG = 'FPGA'
+#: The property by which the replaced service found images by function.
+LEGACY_FUNCTION_ID = 'accel:function_id'
 #: Most candidates an ambiguous search names in its error.
 _MAX_NAMED = 5
 
@@ -59,6 +68,8 @@ def find(glance, region, bitstream_id=None, function_id=None,
     By ``bitstream_id``, or by function (id and/or name) among the active
     images tagged ``FPGA`` made for the region's type: its
     ``region_uuid``, or its vendor and board when the region shows no type.
+    When none is, a function id is looked for as the replaced service did:
+    among the active images whose ``accel:function_id`` is exactly it.
 
     :raises BitstreamNotFound: no such image.
     :raises BitstreamAmbiguous: several images match; the error names them.
@@ -97,6 +108,12 @@ def find(glance, region, bitstream_id=None, function_id=None,
                   and _same(i.get('board'), region.board)]
         wanted.append('board %s %s' % (region.vendor, region.board))
     criteria = ', '.join(wanted)
+    if not images and function_id and not function_name:
+        with _glance_errors():
+            images = list(glance.images.list(filters={
+                LEGACY_FUNCTION_ID: function_id, 'status': 'active'}))
+        criteria += _(', or %(key)s %(value)s') % {
+            'key': LEGACY_FUNCTION_ID, 'value': function_id}
     if not images:
         raise exception.BitstreamNotFound(criteria=criteria)
     if len(images) > 1:
@@ -120,6 +137,10 @@ def _same(a, b):
 def check(image, region):
     """Refuse an image that cannot be loaded into ``region``.
 
+    The tag, vendor and board that an image lacks are not held against it
+    (images made for the replaced service have none); a warning names
+    them.
+
     :raises BitstreamRejected: naming the reason.
     """
     def refuse(reason):
@@ -129,14 +150,14 @@ def check(image, region):
 
     if image.get('status') != 'active':
         raise refuse(_('it is %s, not active') % image.get('status'))
-    if TAG not in (image.get('tags') or []):
-        raise refuse(_('it is not tagged %s') % TAG)
-    if not _same(image.get('vendor'), region.vendor):
-        raise refuse(_('it is for vendor %(image)s, the card is %(card)s')
-                     % {'image': image.get('vendor'), 'card': region.vendor})
-    if not _same(image.get('board'), region.board):
-        raise refuse(_('it is for board %(image)s, the card is %(card)s')
-                     % {'image': image.get('board'), 'card': region.board})
+    missing = [] if TAG in (image.get('tags') or []) else [_('tag %s') % TAG]
+    for key, card in (('vendor', region.vendor), ('board', region.board)):
+        if not image.get(key):
+            missing.append(key)
+        elif not _same(image[key], card):
+            raise refuse(_('it is for %(key)s %(image)s, the card is '
+                           '%(card)s') % {'key': key, 'image': image[key],
+                                          'card': card})
     shell_id = placement_names.normalize_id(image.get('shell_id'))
     if shell_id and shell_id not in region.shell_ids:
         raise refuse(_('it needs shell %(need)s, the card holds %(has)s')
@@ -150,6 +171,13 @@ def check(image, region):
                                      'has': region.region_type})
     if not (image.get('os_hash_algo') and image.get('os_hash_value')):
         raise refuse(_('Glance holds no checksum (os_hash_value) for it'))
+    if missing:
+        LOG.warning('Bitstream image %(image)s lacks the bitstream metadata '
+                    '%(missing)s, so nothing shows it fits %(name)s; it is '
+                    'loaded all the same, as the service Cyborg replaces '
+                    'did', {'image': image['id'],
+                            'missing': ', '.join(missing),
+                            'name': region.deployable_name})
 
 
 @contextlib.contextmanager

@@ -73,7 +73,7 @@ class ResourceTracker:
         for driver in self.drivers:
             try:
                 found = driver.discover(pci_devices)
-                check(driver.name, found)
+                check(driver.name, found, driver.reported_name)
             except exception.InvalidDriverReport:
                 raise
             except Exception as e:
@@ -166,19 +166,23 @@ def _plain(value):
     return value
 
 
-def check(driver_name, devices):
+def check(driver_name, devices, reported_name=None):
     """Check one driver's reports against the conventions.
 
+    :param reported_name: the ``driver_name`` its deployables carry,
+        ``driver_name`` when None.
     :raises InvalidDriverReport: what is wrong, naming the deployable.
     """
     def invalid(dep, reason):
         return exception.InvalidDriverReport(
             driver=driver_name, reason='%s: %s' % (dep.name, reason))
 
+    reported_name = reported_name or driver_name
+
     for dev in devices:
         names = {dep.name for dep in dev.deployables}
         for dep in dev.deployables:
-            if dep.driver_name != driver_name:
+            if dep.driver_name != reported_name:
                 raise invalid(dep, _('driver_name is %s') % dep.driver_name)
             if dep.parent_name is not None and dep.parent_name not in names:
                 raise invalid(dep, _('parent %s is not a deployable of its '

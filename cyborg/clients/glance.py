@@ -32,9 +32,11 @@ def get_client(conf, context=None):
     """
     adapter = keystone.get_adapter(conf, GROUP)
     # The adapter finds the endpoint (endpoint_override, or the catalog
-    # with the configured interfaces and region) once for the client.
+    # with the configured interfaces and region) once for the client; the
+    # client is an adapter of its own, so it takes the retries from ours.
     endpoint = adapter.get_endpoint()
     return glance_client.Client(
         '2', session=adapter.session, endpoint_override=endpoint,
         auth=keystone.user_auth(conf, context, endpoint),
+        connect_retries=adapter.connect_retries,
         global_request_id=getattr(context, 'global_id', None))

@@ -15,7 +15,9 @@ A driver reports, for each deployable it offers, attribute ``rc`` with
 the resource class of the deployable's resource provider and attributes
 ``trait0``, ``trait1``, ... with its traits. The conductor reads them to
 build the provider in Placement and to check that a deployable serves a
-bind; other attributes (an admin's own) do not take part.
+bind; other attributes (an admin's own) do not take part. ``traits<N>``
+counts as a trait too: the fake driver of the service Cyborg replaces
+spells it so, and databases upgraded from that service hold such rows.
 """
 
 import re
@@ -24,7 +26,7 @@ from cyborg.common import placement_names
 from cyborg.i18n import _
 
 RC_KEY = 'rc'
-_TRAIT_KEY = re.compile(r'^trait[0-9]+$')
+_TRAIT_KEY = re.compile(r'^traits?[0-9]+$')
 
 
 def encode(resource_class, traits):

@@ -30,9 +30,11 @@ from cyborg.conductor import device_profile
 from cyborg.conductor import inventory
 from cyborg.conductor import placement_sync
 from cyborg.conductor import reconcile
+import cyborg.conf
 from cyborg import exception
 from cyborg.objects import host as host_obj
 
+CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 
@@ -46,7 +48,7 @@ class ConductorManager:
     def __init__(self, host, executor=None):
         self.host = host
         self.executor = executor or futurist.ThreadPoolExecutor(
-            max_workers=16)
+            max_workers=CONF.thread_pool_size)
         self.reconciler = reconcile.Reconciler(lambda: self.owner)
 
     @property

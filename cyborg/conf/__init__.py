@@ -24,6 +24,7 @@ from cyborg.conf import fpga
 from cyborg.conf import glance
 from cyborg.conf import gpu_devices
 from cyborg.conf import nic
+from cyborg.conf import nic_devices
 from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
@@ -42,6 +43,7 @@ fpga.register_opts(CONF)
 glance.register_opts(CONF)
 gpu_devices.register_opts(CONF)
 nic.register_opts(CONF)
+nic_devices.register_opts(CONF)
 nova.register_opts(CONF)
 pci.register_opts(CONF)
 placement.register_opts(CONF)

@@ -113,6 +113,7 @@ Related options:
         'placement_wait_retries',
         default=30,
         min=0,
+        deprecated_name='resource_provider_startup_retries',
         help="""
 Times the agent checks at start-up for its compute node in Placement.
 

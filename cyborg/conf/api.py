@@ -14,6 +14,8 @@
 
 from oslo_config import cfg
 
+from cyborg.conf import ignored
+
 api_group = cfg.OptGroup(
     'api',
     title='API options',
@@ -191,6 +193,13 @@ Related options:
 * ``auth_strategy``
 * ``[keystone_authtoken] service_token_roles``
 """),
+    ignored.option(
+        cfg.StrOpt, 'api_paste_config',
+        'the middleware pipeline is built in code; see the API guide.'),
+    ignored.option(
+        cfg.BoolOpt, 'enable_ssl_api',
+        'cyborg-api serves plain HTTP; terminate TLS in the WSGI server or a '
+        'proxy in front of it.'),
 ]
 
 

@@ -17,6 +17,8 @@ import copy
 from oslo_config import cfg
 from oslo_db import options as db_options
 
+from cyborg.conf import ignored
+
 # A file under state_path, so a single-host or development deployment works
 # without a database server; production sets a MySQL/MariaDB or PostgreSQL
 # URL instead.
@@ -31,9 +33,17 @@ database_group = cfg.OptGroup(
          'connection is Cyborg\'s.')
 
 
+database_opts = [
+    ignored.option(
+        cfg.StrOpt, 'mysql_engine',
+        'the database migrations create every MySQL table with InnoDB.'),
+]
+
+
 def register_opts(conf):
     conf.register_group(database_group)
     db_options.set_defaults(conf, connection=DEFAULT_CONNECTION)
+    conf.register_opts(database_opts, group=database_group)
 
 
 def list_opts():
@@ -44,4 +54,4 @@ def list_opts():
     for _group, group_opts in db_options.list_opts():
         opts.extend(copy.deepcopy(group_opts))
     cfg.set_defaults(opts, connection=DEFAULT_CONNECTION)
-    return {database_group: opts}
+    return {database_group: opts + database_opts}

@@ -16,6 +16,8 @@ import socket
 
 from oslo_config import cfg
 
+from cyborg.conf import ignored
+
 default_opts = [
     cfg.StrOpt(
         'host',
@@ -103,6 +105,32 @@ Related options:
 
 * ``periodic_interval``
 """),
+    cfg.IntOpt(
+        'thread_pool_size',
+        default=16,
+        min=1,
+        help="""
+Threads each conductor process binds accelerator requests (ARQs) with.
+
+Binds run in the background, one thread per ARQ, and may wait for FPGA
+programming and for agents. Raise it when many instances with
+accelerators are booted at once and binds queue behind each other; each
+thread may hold a database connection, so keep it within ``[database]
+max_pool_size`` plus ``max_overflow``.
+
+Related options:
+
+* ``bind_timeout``
+"""),
+    ignored.option(
+        cfg.StrOpt, 'pybasedir',
+        'Cyborg finds its own files; install paths need no setting.'),
+    ignored.option(
+        cfg.StrOpt, 'bindir',
+        'Cyborg runs no helper programs from a directory of its own.'),
+    ignored.option(
+        cfg.BoolOpt, 'fatal_exception_format_errors',
+        'an error message that cannot be formatted keeps its template.'),
 ]
 
 

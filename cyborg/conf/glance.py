@@ -18,6 +18,15 @@ from cyborg.conf import ksa_opts
 
 SERVICE_TYPE = 'image'
 
+#: Where the replaced service read these options.
+DEPRECATED_OPTS = {
+    'insecure': [cfg.DeprecatedOpt('api_insecure', group='glance')],
+    'cafile': [cfg.DeprecatedOpt('ca_file', group='ssl')],
+    'certfile': [cfg.DeprecatedOpt('cert_file', group='ssl')],
+    'keyfile': [cfg.DeprecatedOpt('key_file', group='ssl')],
+    'connect-retries': [cfg.DeprecatedOpt('num_retries', group='glance')],
+}
+
 glance_group = cfg.OptGroup(
     'glance',
     title='Glance service options',
@@ -52,10 +61,12 @@ Related options:
 
 def register_opts(conf):
     conf.register_group(glance_group)
-    ksa_opts.register_client_opts(conf, glance_group, SERVICE_TYPE)
+    ksa_opts.register_client_opts(conf, glance_group, SERVICE_TYPE,
+                                  DEPRECATED_OPTS)
     conf.register_opts(glance_opts, group=glance_group)
 
 
 def list_opts():
-    return {glance_group: ksa_opts.list_client_opts(SERVICE_TYPE) +
+    return {glance_group: ksa_opts.list_client_opts(SERVICE_TYPE,
+                                                    DEPRECATED_OPTS) +
             glance_opts}

@@ -14,6 +14,8 @@
 
 from oslo_config import cfg
 
+from cyborg.conf import ignored
+
 gpu_devices_group = cfg.OptGroup(
     'gpu_devices',
     title='GPU options',
@@ -34,11 +36,55 @@ request; other GPUs are offered whole, as ``PGPU``. Leave empty to offer
 whole GPUs only. Nova must not also manage these GPUs through its own
 ``[devices] enabled_mdev_types``.
 
+A type is offered on every GPU that supports it, unless a group named
+``[vgpu_<type>]`` lists the GPUs for it in ``device_addresses`` (PCI
+addresses of the physical GPUs, as in the service Cyborg replaces); list
+them when a GPU supports several enabled types but can run only one at a
+time. For example::
+
+  [gpu_devices]
+  enabled_vgpu_types = nvidia-35, nvidia-36
+
+  [vgpu_nvidia-35]
+  device_addresses = 0000:84:00.0,0000:85:00.0
+
+  [vgpu_nvidia-36]
+  device_addresses = 0000:86:00.0
+
 Related options:
 
 * ``[agent] enabled_drivers``, which must include the NVIDIA GPU driver
 """),
+    ignored.option(
+        cfg.BoolOpt, 'filter_sriov_vfs',
+        'the virtual functions of SR-IOV GPUs are never offered as whole '
+        'GPUs; they hold the vGPUs.'),
 ]
+
+#: The option of each ``[vgpu_<type>]`` group.
+device_addresses_opt = cfg.ListOpt(
+    'device_addresses',
+    default=[],
+    help="""
+PCI addresses of the physical GPUs that offer this vGPU type.
+
+Empty: every GPU that supports the type offers it.
+""")
+
+
+def type_group(mdev_type):
+    """The name of the group that configures vGPU type ``mdev_type``."""
+    return 'vgpu_%s' % mdev_type
+
+
+def register_type_opts(conf):
+    """Register ``[vgpu_<type>]`` for each of ``enabled_vgpu_types``.
+
+    Their names depend on another option, so they are registered once the
+    configuration files are parsed.
+    """
+    for mdev_type in conf.gpu_devices.enabled_vgpu_types:
+        conf.register_opt(device_addresses_opt, group=type_group(mdev_type))
 
 
 def register_opts(conf):

@@ -35,34 +35,43 @@ def _dedup(opts):
     return result
 
 
-def adapter_opts(service_type):
-    """Adapter options with this project's defaults for one service."""
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+def adapter_opts(service_type, deprecated_opts=None):
+    """Adapter options with this project's defaults for one service.
+
+    :param deprecated_opts: ``{option name: [DeprecatedOpt]}``, older names
+        of session or adapter options, as keystoneauth1 takes them.
+    """
+    opts = ks_loading.get_adapter_conf_options(
+        include_deprecated=False, deprecated_opts=deprecated_opts)
     cfg.set_defaults(opts, service_type=service_type,
                      valid_interfaces=list(DEFAULT_VALID_INTERFACES))
     return opts
 
 
-def register_session_and_auth(conf, group):
+def register_session_and_auth(conf, group, deprecated_opts=None):
     """Register the session and auth options of a keystoneauth group."""
-    ks_loading.register_session_conf_options(conf, group)
+    ks_loading.register_session_conf_options(
+        conf, group, deprecated_opts=deprecated_opts)
     ks_loading.register_auth_conf_options(conf, group)
 
 
-def register_client_opts(conf, group, service_type):
+def register_client_opts(conf, group, service_type, deprecated_opts=None):
     """Register session, auth and adapter options for a service client."""
-    register_session_and_auth(conf, group)
-    conf.register_opts(adapter_opts(service_type), group=group)
+    register_session_and_auth(conf, group, deprecated_opts)
+    conf.register_opts(adapter_opts(service_type, deprecated_opts),
+                       group=group)
 
 
-def list_session_and_auth():
+def list_session_and_auth(deprecated_opts=None):
     """Session, common auth and sample plugin options, for the sample."""
-    opts = (ks_loading.get_session_conf_options() +
+    opts = (ks_loading.get_session_conf_options(
+                deprecated_opts=deprecated_opts) +
             ks_loading.get_auth_common_conf_options() +
             ks_loading.get_auth_plugin_conf_options(SAMPLE_AUTH_PLUGIN))
     return _dedup(opts)
 
 
-def list_client_opts(service_type):
+def list_client_opts(service_type, deprecated_opts=None):
     """All keystoneauth options of a service-client group, for the sample."""
-    return _dedup(list_session_and_auth() + adapter_opts(service_type))
+    return _dedup(list_session_and_auth(deprecated_opts) +
+                  adapter_opts(service_type, deprecated_opts))

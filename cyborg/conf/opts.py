@@ -26,6 +26,7 @@ from cyborg.conf import fpga
 from cyborg.conf import glance
 from cyborg.conf import gpu_devices
 from cyborg.conf import nic
+from cyborg.conf import nic_devices
 from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
@@ -48,6 +49,7 @@ GROUP_MODULES = (
     glance,
     gpu_devices,
     nic,
+    nic_devices,
     nova,
     pci,
     placement,
@@ -83,6 +85,20 @@ def list_opts():
                     entry[1].append(opt)
     names = sorted(groups, key=lambda name: (name != 'DEFAULT', name))
     return [(groups[name][0], groups[name][1]) for name in names]
+
+
+def warn_deprecated(conf):
+    """Log a warning for each option set that is deprecated for removal.
+
+    oslo.config warns when such an option is read; most of them (see
+    :mod:`cyborg.conf.ignored`) are never read otherwise.
+    """
+    for group, group_opts in list_opts():
+        name = _group_name(group)
+        values = conf if name == 'DEFAULT' else conf[name]
+        for opt in group_opts:
+            if opt.deprecated_for_removal:
+                values[opt.dest]  # oslo.config warns as it reads a set one
 
 
 def set_defaults(conf=None):

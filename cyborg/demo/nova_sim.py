@@ -93,7 +93,11 @@ def hostdev(handle):
 
     :param handle: an attach handle as :func:`os_acc.client.attach_handle`
         returns it.
+    :returns: the element's XML, or None for a ``TEST_PCI`` handle (the
+        fake driver's), for which Nova attaches nothing.
     """
+    if handle['attach_handle_type'] == 'TEST_PCI':
+        return None
     if handle['attach_handle_type'] == 'MDEV':
         element = ElementTree.Element('hostdev', mode='subsystem',
                                       type='mdev', model='vfio-pci',
@@ -263,7 +267,7 @@ class NovaSim:
             raise
         record = {'uuid': instance, 'host': host, 'device_profile': profile,
                   'attach_handles': handles,
-                  'hostdevs': [hostdev(h) for h in handles]}
+                  'hostdevs': [x for x in map(hostdev, handles) if x]}
         instances = self.instances()
         instances[name] = record
         self._save(instances)

@@ -22,8 +22,9 @@ bitstream's image, the process ids (``run/``) and logs (``logs/``).
 ``cyborg-conductor`` and ``cyborg-agent`` on RabbitMQ), registers the
 compute node as nova-compute would, waits until the devices are in
 Placement and runs ``demo``: boot an FPGA instance (programmed with the
-demo bitstream) and a vGPU instance with :mod:`cyborg.demo.nova_sim`,
-print their ``<hostdev>`` elements, delete them. ``status`` and ``stop``
+demo bitstream), a vGPU instance and an instance with the fake driver's
+device with :mod:`cyborg.demo.nova_sim`, print their ``<hostdev>``
+elements, delete them. ``status`` and ``stop``
 look after the services. Starting again stops what runs first.
 """
 
@@ -63,7 +64,7 @@ INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
 #: What must be in Placement before the demo boots: resource class and
 #: how many providers offer it.
-EXPECTED = {'FPGA': 2, 'VGPU': 1}
+EXPECTED = {'FPGA': 3, 'VGPU': 1}
 #: The demo's instances: name, device profile, its groups.
 DEMO = [
     ('vm-fpga', 'demo-fpga-aes', [{
@@ -71,6 +72,9 @@ DEMO = [
         'accel:bitstream_id': '{image}'}]),
     ('vm-vgpu', 'demo-vgpu', [{
         'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}]),
+    # What devstack jobs and Tempest ask of the fake driver.
+    ('vm-fake', 'demo-fake-device', [{
+        'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]),
 ]
 
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
@@ -397,6 +401,8 @@ class Quickstart:
                     name, record['uuid'], record['host']))
                 for element in record['hostdevs']:
                     _say(element)
+                if not record['hostdevs']:
+                    _say('(nothing: Nova skips TEST_PCI attach handles)')
             for name in booted:
                 _say('== deleting %s: %d accelerator request(s) '
                      'released' % (name, sim.delete(name)))

@@ -21,12 +21,23 @@ is missing or broken.
 import abc
 import dataclasses
 
+from oslo_log import log
 from stevedore import named
 
+from cyborg.common import placement_names
 from cyborg import exception
 from cyborg.i18n import _
 
+LOG = log.getLogger(__name__)
+
 NAMESPACE = 'cyborg.accelerator.driver'
+
+#: Driver names of the replaced service that Cyborg spells differently:
+#: ``[agent] enabled_drivers`` may still give them, with a warning.
+RENAMED = {
+    'pci_driver': 'generic_pci_driver',
+    'inspur_nvme_ssd_driver': 'nvme_ssd_driver',
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,11 +60,23 @@ class FpgaRegion:
     shell_ids: tuple
 
 
+def image_function_id(image):
+    """The normalized id of the function a bitstream image implements.
+
+    Its ``function_uuid`` (seed 002), or else the ``accel:function_id``
+    property that images made for the replaced service carry; None when
+    it names neither.
+    """
+    return placement_names.normalize_id(
+        image.get('function_uuid') or image.get('accel:function_id'))
+
+
 class Driver(abc.ABC):
     """Discovers, and optionally programs, one kind of accelerator.
 
     ``name`` is the driver's entry-point name; it is recorded on every
-    deployable the driver reports, so keep it stable.
+    deployable the driver reports (unless ``reported_name`` says
+    otherwise), so keep it stable.
     """
 
     name = None
@@ -62,6 +85,11 @@ class Driver(abc.ABC):
     #: lower-case hex, ``*`` for any. ``cyborg-status upgrade check`` warns
     #: when Nova's PCI whitelist names one of them too.
     pci_ids = frozenset()
+
+    @property
+    def reported_name(self):
+        """The ``driver_name`` of the deployables the driver reports."""
+        return self.name
 
     @abc.abstractmethod
     def discover(self, pci_devices):
@@ -83,7 +111,8 @@ class Driver(abc.ABC):
 
         :param region: an :class:`FpgaRegion` from :meth:`fpga_regions`.
         :param bitstream_path: a private file holding the checked image.
-        :param image: the Glance image, with the seed-002 properties.
+        :param image: the Glance image, with the seed-002 properties it
+            has (images made for the replaced service have none).
         :raises ProgrammingFailed: the vendor tool failed or timed out.
         """
         raise exception.NotProgrammable(
@@ -91,8 +120,26 @@ class Driver(abc.ABC):
             reason=_('driver %s cannot program devices') % self.name)
 
 
+def _current_names(names):
+    """``names`` with renamed drivers under their new names, once each."""
+    current = []
+    for name in names:
+        if name in RENAMED:
+            LOG.warning('Accelerator driver name %(old)s is deprecated; it '
+                        'loads %(new)s. Write %(new)s in [agent] '
+                        'enabled_drivers.',
+                        {'old': name, 'new': RENAMED[name]})
+            name = RENAMED[name]
+        if name not in current:
+            current.append(name)
+    return current
+
+
 def load(names):
     """Instantiate the drivers ``names``, in that order.
+
+    A name in :data:`RENAMED` loads the driver's current name, with a
+    deprecation warning.
 
     :raises DriverNotFound: no entry point has one of the names.
     :raises DriverLoadFailed: a driver failed to import or to start, for
@@ -107,7 +154,8 @@ def load(names):
                                          reason=error) from error
 
     manager = named.NamedExtensionManager(
-        NAMESPACE, list(names), invoke_on_load=True, name_order=True,
+        NAMESPACE, _current_names(names), invoke_on_load=True,
+        name_order=True,
         on_load_failure_callback=failed,
         on_missing_entrypoints_callback=missing)
     drivers = [ext.obj for ext in manager]

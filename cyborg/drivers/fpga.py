@@ -163,9 +163,7 @@ class FpgaDriver(base.Driver):
                  region.deployable_name)
         with self._lock:
             self._loaded[region.deployable_name] = Loaded(
-                image['id'],
-                placement_names.normalize_id(image.get('function_uuid')),
-                topology)
+                image['id'], base.image_function_id(image), topology)
 
     def _loaded_image(self, card):
         """What this agent loaded into the card, if the card still has it."""

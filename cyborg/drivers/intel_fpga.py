@@ -86,7 +86,10 @@ class IntelFpgaDriver(fpga.FpgaDriver):
         return cards
 
     def command(self, region, bitstream_path, image):
-        if not image.get('shell_id'):
+        # Every seed-002 image names its board: one without shell_id is a
+        # shell. An image without that metadata (made for the replaced
+        # service) is loaded as that service loaded every image.
+        if image.get('board') and not image.get('shell_id'):
             raise exception.BitstreamRejected(
                 image=image['id'], deployable=region.deployable_name,
                 reason=_('it has no shell_id, so it is a shell (FIM) '

@@ -14,13 +14,16 @@
 Any Intel Ethernet physical function with virtual functions enabled is a
 device whose VFs instances get; the physical function keeps carrying the
 host's own traffic and is never offered. ``[nic] physical_device_mappings``
-says which physical network each port is cabled to.
+says which physical network each port is cabled to (or, when it is empty,
+the groups that the replaced service's ``[nic_devices] enabled_nic_types``
+names).
 """
 
 import os
 
 from cyborg.common import placement_names
 import cyborg.conf
+from cyborg.conf import nic_devices
 from cyborg.drivers import base
 from cyborg.drivers import report
 from cyborg import exception
@@ -71,6 +74,19 @@ def parse_mappings(mappings):
     return result
 
 
+def configured_mappings():
+    """``[nic] physical_device_mappings``, else those of the NIC types.
+
+    The groups of ``[nic_devices] enabled_nic_types`` hold the mappings in
+    configuration files written for the replaced service.
+    """
+    if CONF.nic.physical_device_mappings:
+        return list(CONF.nic.physical_device_mappings)
+    nic_devices.register_type_opts(CONF)
+    return [mapping for group in CONF.nic_devices.enabled_nic_types
+            for mapping in CONF[group].physical_device_mappings]
+
+
 class IntelNicDriver(base.Driver):
     """SR-IOV VFs of Intel NICs, with the port's physical network."""
 
@@ -79,7 +95,7 @@ class IntelNicDriver(base.Driver):
     pci_ids = frozenset([(VENDOR_ID, '*')])
 
     def __init__(self):
-        self.physnets = parse_mappings(CONF.nic.physical_device_mappings)
+        self.physnets = parse_mappings(configured_mappings())
 
     def discover(self, pci_devices):
         devices = []

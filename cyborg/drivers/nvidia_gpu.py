@@ -12,7 +12,8 @@
 """NVIDIA GPUs, offered whole (PGPU) or as virtual GPUs (VGPU).
 
 A GPU that supports one of ``[gpu_devices] enabled_vgpu_types`` offers
-virtual GPUs of those types, as mediated devices (mdev); any other GPU is
+virtual GPUs of those types, as mediated devices (mdev), unless the type's
+``[vgpu_<type>] device_addresses`` names other GPUs; any other GPU is
 offered whole. GPUs with SR-IOV (Ampere and later) create their vGPUs on
 virtual functions: a physical function whose VFs are enabled, and the VFs
 themselves, are never offered whole.
@@ -22,6 +23,7 @@ import os
 
 from cyborg.common import placement_names
 import cyborg.conf
+from cyborg.conf import gpu_devices
 from cyborg.drivers import base
 from cyborg.drivers import report
 
@@ -78,6 +80,15 @@ class NvidiaGpuDriver(base.Driver):
 
     def __init__(self):
         self.vgpu_types = list(CONF.gpu_devices.enabled_vgpu_types)
+        gpu_devices.register_type_opts(CONF)
+        #: vGPU type -> addresses of the GPUs that may offer it (all when
+        #: not in here).
+        self.type_gpus = {}
+        for mdev_type in self.vgpu_types:
+            group = CONF[gpu_devices.type_group(mdev_type)]
+            if group.device_addresses:
+                self.type_gpus[mdev_type] = frozenset(
+                    a.strip().lower() for a in group.device_addresses)
 
     def discover(self, pci_devices):
         devices = []
@@ -102,6 +113,9 @@ class NvidiaGpuDriver(base.Driver):
         deployables = []
         supports_vgpu = False
         for mdev_type in self.vgpu_types:
+            if gpu.address not in self.type_gpus.get(mdev_type,
+                                                     (gpu.address,)):
+                continue
             handles = []
             for function in functions:
                 capacity = vgpu_capacity(function, mdev_type)

@@ -35,6 +35,7 @@ VENDORS = {
     '1c5c': 'SK_HYNIX',
     '1344': 'MICRON',
     '1e0f': 'KIOXIA',
+    '1bd4': 'INSPUR',
 }
 
 

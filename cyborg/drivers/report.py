@@ -67,7 +67,8 @@ def device(device_type, vendor, model, controlpath, deployables,
            std_board_info=None, vendor_board_info=None):
     """A device managed through the PCI function at address ``controlpath``.
 
-    The board information dictionaries are stored as JSON text.
+    Board information given as a dictionary is stored as JSON text; text
+    is stored as it is.
     """
     return driver_report.DeviceReport(
         type=device_type, vendor=vendor, model=model,
@@ -79,6 +80,16 @@ def device(device_type, vendor, model, controlpath, deployables,
         deployables=list(deployables))
 
 
+def whole_function(dev, driver_name, device_type, model, resource_class,
+                   traits):
+    """A PCI function offered whole: its own deployable and attach handle."""
+    return device(
+        device_type, dev.vendor_id, model, dev.address,
+        [deployable(dev.address, driver_name, resource_class, traits,
+                    [pci_handle(dev.address)])],
+        std_board_info=std_board_info(dev))
+
+
 def std_board_info(dev):
     """The standard board information of a PCI device."""
     return {'vendor_id': dev.vendor_id, 'product_id': dev.product_id,
@@ -86,4 +97,6 @@ def std_board_info(dev):
 
 
 def _json(info):
-    return None if info is None else json.dumps(info, sort_keys=True)
+    if info is None or isinstance(info, str):
+        return info
+    return json.dumps(info, sort_keys=True)

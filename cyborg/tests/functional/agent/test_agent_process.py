@@ -114,7 +114,7 @@ class TestAgentProcess(base.TestCase):
                       'provider compute-%s' % self.host, self._log())
         self.assertEqual(self.host, sent.hostname)
         self.assertEqual(
-            ['0000:ff:00.0', '0000:5e:00.0', GPU + '_nvidia-222'],
+            ['FakeDevice', '0000:5e:00.0', GPU + '_nvidia-222'],
             [dep.name for dev in sent.devices for dep in dev.deployables])
 
         agent = rpcapi.AgentAPI()

@@ -76,6 +76,9 @@ class TestPieces(base.TestCase):
             '</hostdev>',
             nova_sim.hostdev({'attach_handle_type': 'PCI',
                               'pci_id': '0000:5e:00.1'}))
+        # Nova attaches nothing for the fake driver's handles.
+        self.assertIsNone(nova_sim.hostdev({'attach_handle_type': 'TEST_PCI',
+                                            'pci_id': '0000:0c:0.1'}))
         mdev = nova_sim.hostdev({'attach_handle_type': 'MDEV',
                                  'mdev_uuid': 'b1c2', 'mdev_type': 'nv-1',
                                  'parent_pci_id': '0000:3b:00.0'})

@@ -85,7 +85,7 @@ class TestQuickstart(base.TestCase):
 
     def _check_demo(self, output):
         self.assertIn('== devices in Placement', output)
-        for name in ('vm-fpga', 'vm-vgpu'):
+        for name in ('vm-fpga', 'vm-vgpu', 'vm-fake'):
             self.assertIn('== %s booted as' % name, output)
             self.assertIn('== deleting %s: 1 accelerator request(s) '
                           'released' % name, output)
@@ -93,6 +93,9 @@ class TestQuickstart(base.TestCase):
                       output)
         self.assertIn('<hostdev mode="subsystem" type="mdev" '
                       'model="vfio-pci" managed="no">', output)
+        self.assertIn('== vm-fake booted as', output)
+        self.assertIn('(nothing: Nova skips TEST_PCI attach handles)',
+                      output)
 
     def _check_titles(self, titles):
         """Each service's process shows its own name in ps, not ``-c``."""
@@ -120,7 +123,7 @@ class TestQuickstart(base.TestCase):
                 self.args.index('--api-port') + 1]})
         self.addCleanup(conn.close)
         self.assertEqual(
-            {'demo-fpga-aes', 'demo-vgpu'},
+            {'demo-fpga-aes', 'demo-vgpu', 'demo-fake-device'},
             {p.name for p in conn.accelerator.device_profiles()})
         # Running it again is safe: the same services, the same demo.
         rc, output = self._main('demo')

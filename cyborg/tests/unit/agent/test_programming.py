@@ -193,7 +193,6 @@ class TestProgram(base.TestCase):
                 ({'vendor': 'Xilinx'}, 'vendor Xilinx'),
                 ({'shell_id': OTHER_IFID}, 'needs shell'),
                 ({'region_uuid': OTHER_IFID}, 'region type'),
-                ({'tags': []}, 'not tagged FPGA'),
                 ({'status': 'queued'}, 'not active'),
                 ({'os_hash_value': None}, 'no checksum'),
                 ({'topology': '{"pf": 1}'}, 'topology is invalid')):
@@ -205,6 +204,40 @@ class TestProgram(base.TestCase):
         self.assertEqual([], self.fpgaconf.calls)
         self.assertEqual([], os.listdir(self.downloads))
         self.assertEqual(1, len(self.conductor.reports))
+
+    def test_images_made_for_the_replaced_service(self):
+        # It programmed any image named by id, and found images by their
+        # accel:function_id; such images have no seed-002 metadata.
+        log = self.useFixture(fixtures.FakeLogger())
+        bare = self.glance.add_image(data=b'old bitstream', tags=[])
+        self.assertEqual(bare['id'], self._program(bitstream_id=bare['id']))
+        self.assertIn('Bitstream image %s lacks the bitstream metadata tag '
+                      'FPGA, vendor, board, so nothing shows it fits %s; it '
+                      'is loaded all the same' % (bare['id'], PAC),
+                      log.output)
+        with open(self.loaded, 'rb') as f:
+            self.assertEqual(b'old bitstream', f.read())
+
+        self.glance.add_image(tags=[], **{'accel:function_id': OTHER_IFID})
+        tagged = self.glance.add_image(tags=[],
+                                       **{'accel:function_id': FUNCTION})
+        self.assertEqual(tagged['id'], self._program(function_id=FUNCTION))
+        dep = self._deployable(self.conductor.reports[-1], PAC)
+        self.assertEqual(tagged['id'], dep.bitstream_id)
+        self.assertIn('CUSTOM_FPGA_FUNCTION_ID_' +
+                      FUNCTION.replace('-', '').upper(),
+                      {a.value for a in dep.attributes})
+        self.assertEqual(2, len(self.fpgaconf.calls))
+
+        # What it does say must still fit the card; a function name is
+        # only found through seed-002 metadata.
+        wrong = self.glance.add_image(tags=[], vendor='Xilinx')
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=wrong['id'])
+        self.assertIn('vendor Xilinx', str(error))
+        self.assertRaises(exception.BitstreamNotFound, self._program,
+                          function_id=LOGIC)
+        self.assertEqual(2, len(self.fpgaconf.calls))
 
     def test_shell_images_and_unknown_regions(self):
         image = _fpga_image(self.glance, shell_id=None)

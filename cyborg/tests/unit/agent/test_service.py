@@ -98,7 +98,7 @@ class TestAgentService(base.TestCase):
         (sent,) = self.conductor.wait_for_reports(1)
         self.assertEqual('host1', sent.hostname)
         self.assertEqual(
-            [fake.CARD, GPU + '_nvidia-222'],
+            [fake.DEPLOYABLE, GPU + '_nvidia-222'],
             [dep.name for dev in sent.devices for dep in dev.deployables])
 
     def test_create_and_remove_mdev(self):

@@ -91,5 +91,12 @@ class TestDiscovery(driver_case.DriverTestCase):
         region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
         error = self.assertRaises(exception.BitstreamRejected,
                                   self.driver.command, region, '/tmp/gbs',
-                                  {'id': 'img', 'shell_id': None})
+                                  {'id': 'img', 'board': 'PAC_ARRIA10',
+                                   'shell_id': None})
         self.assertIn('partial bitstreams only', str(error))
+
+    def test_images_without_metadata_are_loaded(self):
+        # Made for the replaced service, which loaded every image.
+        region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
+        self.assertEqual('/tmp/gbs', self.driver.command(
+            region, '/tmp/gbs', {'id': 'img'})[-1])

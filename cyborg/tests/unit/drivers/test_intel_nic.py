@@ -11,6 +11,7 @@
 # under the License.
 """The Intel NIC driver: VFs with their physical network."""
 
+from cyborg.conf import nic_devices
 from cyborg.drivers import base as drivers_base
 from cyborg.drivers import intel_nic
 from cyborg import exception
@@ -57,3 +58,20 @@ class TestDiscovery(driver_case.DriverTestCase):
                                       drivers_base.load,
                                       ['intel_nic_driver'])
             self.assertIn('physical_device_mappings', str(error))
+
+    def test_mappings_of_the_replaced_services_nic_types(self):
+        # [nic_devices] enabled_nic_types names groups that hold them; the
+        # [nic] option wins when both are set.
+        self.conf.config(enabled_nic_types=['x710_static'],
+                         group='nic_devices')
+        nic_devices.register_type_opts(self.conf.conf)
+        self.conf.config(physical_device_mappings=['physnet2:ens786f0'],
+                         group='x710_static')
+        deps = self.deployables(self._discover())
+        self.assertIn('CUSTOM_PHYSNET_PHYSNET2',
+                      self.traits(deps['0000:19:00.0']))
+        self.assertNotIn('CUSTOM_PHYSNET_PHYSNET2',
+                         self.traits(deps['0000:18:00.0']))
+        deps = self.deployables(self._discover('physnet1:ens785f0'))
+        self.assertEqual(set(), {'CUSTOM_PHYSNET_PHYSNET2'} & self.traits(
+            deps['0000:19:00.0']))

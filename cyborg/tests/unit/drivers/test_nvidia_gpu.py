@@ -11,6 +11,7 @@
 # under the License.
 """The NVIDIA GPU driver: whole GPUs, vGPU types, SR-IOV."""
 
+from cyborg.conf import gpu_devices
 from cyborg.drivers import nvidia_gpu
 from cyborg.tests.unit.drivers import driver_case
 
@@ -84,3 +85,18 @@ class TestDiscovery(driver_case.DriverTestCase):
                          {h.attach_type for h in vgpu.attach_handles})
         self.assertIn('CUSTOM_GPU_PRODUCT_ID_20F1', self.traits(vgpu))
         self.assertEqual([T4, A100 + '_nvidia-471', A10], list(deps))
+
+    def test_type_groups_pick_the_gpus_of_a_type(self):
+        # [vgpu_<type>] device_addresses, as the replaced service read it.
+        self.conf.config(enabled_vgpu_types=['nvidia-222', 'nvidia-223'],
+                         group='gpu_devices')
+        gpu_devices.register_type_opts(self.conf.conf)
+        self.assertEqual(
+            [T4 + '_nvidia-222', T4 + '_nvidia-223', A10],
+            sorted(self.deployables(self.discover(
+                nvidia_gpu.NvidiaGpuDriver()))))
+        self.conf.config(device_addresses=[A10], group='vgpu_nvidia-222')
+        self.assertEqual(
+            [T4 + '_nvidia-223', A10],
+            sorted(self.deployables(self.discover(
+                nvidia_gpu.NvidiaGpuDriver()))))

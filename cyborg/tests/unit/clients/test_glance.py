@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The Glance client takes the [glance] adapter options."""
+
+from cyborg.clients import glance
+from cyborg.tests import base
+from cyborg.tests import fixtures
+
+
+class TestGetClient(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        fixtures.use_admin_token(self, 'glance', 'http://127.0.0.1:1', 'x')
+
+    def test_connect_retries(self):
+        self.assertIsNone(glance.get_client(self.conf.conf)
+                          .http_client.connect_retries)
+        # Also [glance] num_retries, as the replaced service spelled it.
+        self.conf.config(connect_retries=3, group='glance')
+        self.assertEqual(3, glance.get_client(self.conf.conf)
+                         .http_client.connect_retries)
