@@ -140,6 +140,18 @@ class TestOpenStackSDK(LiveTestCase):
                           acc.delete_device_profile, created.uuid,
                           ignore_missing=False)
 
+    def test_delete_device_profile_by_name(self):
+        acc = self.accelerator
+        for name in ('sdk-dp1', 'sdk-dp2'):
+            acc.create_device_profile(name=name,
+                                      groups=[{'resources:FPGA': '1'}])
+        acc.delete_device_profile('sdk-dp1', ignore_missing=False)
+        self.assertEqual(['sdk-dp2'], [p.name for p in acc.device_profiles()])
+        error = self.assertRaises(sdk_exceptions.NotFoundException,
+                                  acc.delete_device_profile, 'sdk-dp1',
+                                  ignore_missing=False)
+        self.assertIn('sdk-dp1', str(error))
+
     def test_accelerator_requests(self):
         acc = self.accelerator
         acc.create_device_profile(name='sdk-dp',
