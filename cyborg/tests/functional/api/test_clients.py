@@ -175,6 +175,18 @@ class TestOpenStackSDK(LiveTestCase):
         acc.delete_accelerator_request(arq.uuid, ignore_missing=False)
         self.assertEqual([], list(acc.accelerator_requests()))
 
+    def test_bind_that_does_not_fit_is_refused(self):
+        acc = self.accelerator
+        acc.create_device_profile(name='sdk-dp',
+                                  groups=[{'resources:PGPU': '1'}])
+        arq = acc.create_accelerator_request(device_profile_name='sdk-dp')
+        error = self.assertRaises(
+            sdk_exceptions.BadRequestException,
+            acc.patch_accelerator_request, arq.uuid, self.bind_patch())
+        self.assertIn('it offers FPGA, the group asks for PGPU', str(error))
+        self.assertEqual('Initial',
+                         acc.get_accelerator_request(arq.uuid).state)
+
     def test_hardware(self):
         acc = self.accelerator
         [device] = acc.devices()
