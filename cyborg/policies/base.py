@@ -37,6 +37,7 @@ PROJECT_MEMBER_OR_SERVICE_OR_ADMIN = (
 # the same check strings as theirs, rule for rule, so that turning
 # [oslo_policy] enforce_new_defaults off allows no more than they did.
 LEGACY_ADMIN = 'rule:is_admin'
+LEGACY_ADMIN_API = 'rule:admin_api'
 LEGACY_ADMIN_OR_OWNER = 'rule:admin_or_owner'
 
 #: (name, check string, description) of the base rules.

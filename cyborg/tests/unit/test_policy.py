@@ -104,6 +104,33 @@ EARLIER_BASE_RULES = {
     'admin_or_user': 'is_admin:True or user_id:%(user_id)s',
 }
 
+#: The deprecated check strings of the releases before ours, for the
+#: rules we both have (for those they gave none, their default).
+EARLIER_DEPRECATED = {
+    profile_rules.GET_ALL: 'rule:admin_or_owner',
+    profile_rules.GET_ONE: 'rule:admin_or_owner',
+    profile_rules.CREATE: 'rule:is_admin',
+    profile_rules.DELETE: 'rule:is_admin',
+    arq_rules.GET_ALL: 'rule:admin_or_owner',
+    arq_rules.GET_ONE: 'rule:admin_or_owner',
+    # Theirs was rule:project_member_or_admin, which fell back to
+    # admin_or_owner on the caller's own project: anyone of a project.
+    arq_rules.CREATE: 'rule:admin_or_owner',
+    arq_rules.UPDATE: 'rule:admin_or_owner',
+    arq_rules.DELETE: 'rule:admin_or_owner',
+    device_rules.GET_ALL: 'rule:admin_api',
+    device_rules.GET_ONE: 'rule:admin_api',
+    device_rules.ENABLE: 'rule:admin_api',
+    device_rules.DISABLE: 'rule:admin_api',
+    deployable_rules.GET_ALL: 'rule:admin_api',
+    deployable_rules.GET_ONE: 'rule:admin_api',
+    deployable_rules.PROGRAM: 'rule:admin_api',
+    attribute_rules.GET_ALL: 'rule:admin_api',
+    attribute_rules.GET_ONE: 'rule:admin_api',
+    attribute_rules.CREATE: 'rule:admin_api',
+    attribute_rules.DELETE: 'rule:admin_api',
+}
+
 HARDWARE_READS = (device_rules.GET_ALL, device_rules.GET_ONE,
                   deployable_rules.GET_ALL, deployable_rules.GET_ONE,
                   attribute_rules.GET_ALL, attribute_rules.GET_ONE)
@@ -166,6 +193,12 @@ class TestPolicy(base.TestCase):
     def test_admin_check(self):
         self.assertTrue(policy.check_is_admin(_context('admin')))
         self.assertFalse(policy.check_is_admin(_context('manager')))
+
+    def test_deprecated_rules_are_those_of_earlier_releases(self):
+        registered = policy.init().registered_rules
+        self.assertEqual(EARLIER_DEPRECATED, {
+            name: registered[name].deprecated_rule.check_str
+            for name in EARLIER_DEPRECATED})
 
     def test_legacy_rules_when_new_defaults_are_off(self):
         self._reload(enforce_new_defaults=False)
