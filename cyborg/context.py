@@ -29,6 +29,17 @@ class RequestContext(context.RequestContext):
             ctx.roles = list(ctx.roles) + ['admin']
         return ctx
 
+    def to_policy_values(self):
+        """The credentials policy checks; ``is_admin:True`` works too.
+
+        Policy files of the releases before ours use ``is_admin:True``.
+        """
+        # A plain dict: oslo.context would warn on every check that
+        # reads the mapping, whether a rule uses is_admin or not.
+        values = dict(super().to_policy_values())
+        values['is_admin'] = self.is_admin
+        return values
+
     @classmethod
     def from_dict(cls, values, **kwargs):
         kwargs.setdefault('is_admin', values.get('is_admin', False))

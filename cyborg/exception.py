@@ -91,6 +91,11 @@ class InvalidAttachHandle(Invalid):
     msg_fmt = _("Attach handle %(uuid)s cannot be used: %(reason)s")
 
 
+class BindRefused(Invalid):
+    msg_fmt = _("Accelerator request %(uuid)s cannot be bound to resource "
+                "provider %(rp)s: %(reason)s")
+
+
 class InvalidDriverReport(Invalid):
     msg_fmt = _("Driver %(driver)s reported an invalid inventory: "
                 "%(reason)s")

@@ -13,10 +13,10 @@
 
 Controllers call :func:`authorize` with a rule name constant from
 ``cyborg.policies.<noun>`` and a target that carries the owner of the
-object touched (``{'project_id': <owner>}``), never the caller's own
-project. Secure-RBAC defaults are enforced unless an operator turns
-``[oslo_policy] enforce_new_defaults`` off to fall back to the deprecated
-legacy rules.
+object touched (``{'project_id': <owner>}``); only an object that belongs
+to no project is checked as the caller's own. Secure-RBAC defaults are
+enforced unless an operator turns ``[oslo_policy] enforce_new_defaults``
+off to fall back to the deprecated legacy rules.
 """
 
 from oslo_policy import opts
@@ -58,8 +58,15 @@ def get_enforcer():
 def authorize(context, action, target):
     """Refuse ``action`` on ``target`` unless policy allows ``context``.
 
+    A target without a ``project_id`` is an object that belongs to no
+    project (a device profile, hardware): it is checked as the caller's
+    own, so that the project rules (``project_reader_or_admin``, ...) ask
+    for the role alone, as they did in the releases before ours.
+
     :raises PolicyNotAuthorized: the policy refuses it.
     """
+    if 'project_id' not in target:
+        target = dict(target, project_id=context.project_id)
     try:
         init().authorize(action, target, context, do_raise=True,
                          exc=exception.PolicyNotAuthorized, action=action)

@@ -96,14 +96,57 @@ def body(request, schema):
     return validate(schema, value, _('field'))
 
 
-def query(request, schema):
+#: The query parameters of the filters that releases before ours took
+#: on some lists: ``filters.field=<field>&filters.value=<value>``, one
+#: pair per filter.
+LEGACY_FILTER_FIELD = 'filters.field'
+LEGACY_FILTER_VALUE = 'filters.value'
+
+#: The fields those filters could name.
+LEGACY_FILTER_FIELDS = ('parent_uuid', 'root_uuid', 'board', 'availability',
+                        'interface_type', 'instance_uuid', 'limit', 'marker',
+                        'sort_key', 'sort_dir', 'name')
+
+
+def legacy_filters(request):
+    """The ``filters.field``/``filters.value`` pairs as a {field: value}.
+
+    :raises InvalidParameterValue: the pairs do not match up, or a field
+        is not one of :data:`LEGACY_FILTER_FIELDS` or is given twice.
+    """
+    fields = request.GET.getall(LEGACY_FILTER_FIELD)
+    values = request.GET.getall(LEGACY_FILTER_VALUE)
+    if len(fields) != len(values):
+        raise exception.InvalidParameterValue(
+            name='filters', reason=_('give one filters.value for each '
+                                     'filters.field'))
+    filters = {}
+    for field, value in zip(fields, values):
+        if field not in LEGACY_FILTER_FIELDS:
+            raise exception.InvalidParameterValue(
+                name=LEGACY_FILTER_FIELD, reason=_(
+                    '%(field)s is not one of %(known)s') % {
+                        'field': field,
+                        'known': ', '.join(LEGACY_FILTER_FIELDS)})
+        if field in filters:
+            raise exception.InvalidParameterValue(
+                name=LEGACY_FILTER_FIELD,
+                reason=_('%s given more than once') % field)
+        filters[field] = value
+    return filters
+
+
+def query(request, schema, legacy=False):
     """The query string as a {name: string} dict, validated.
 
+    :param legacy: leave out the parameters of :func:`legacy_filters`.
     :raises InvalidParameterValue: a parameter is given more than once or
         does not match the schema.
     """
     params = {}
     for name, value in request.GET.items():
+        if legacy and name in (LEGACY_FILTER_FIELD, LEGACY_FILTER_VALUE):
+            continue
         if name in params:
             raise exception.InvalidParameterValue(
                 name=name, reason=_('given more than once'))

@@ -11,10 +11,11 @@
 # under the License.
 """ARQ workflows: create from a profile, bind, unbind and delete.
 
-Binding is asynchronous: the RPC call validates the patch and moves the
-ARQs to BindStarted, then :mod:`cyborg.conductor.binding` finishes them in
-the conductor's executor. Unbind and delete release handles and mdevs here,
-in the RPC call.
+Binding is asynchronous: the RPC call validates the patch (states, and that
+each resource provider is a deployable of the named host that fits the
+ARQ's group) and moves the ARQs to BindStarted, then
+:mod:`cyborg.conductor.binding` finishes them in the conductor's executor.
+Unbind and delete release handles and mdevs here, in the RPC call.
 """
 
 from oslo_log import log
@@ -57,6 +58,11 @@ def start_binds(context, patch, executor):
     They finish in the background on ``executor``; unbinds finish here.
 
     :param patch: {arq_uuid: bind values or None to unbind}.
+    :raises AcceleratorRequestInvalidState: an ARQ cannot move that way;
+        nothing changed.
+    :raises BindRefused: a bind names a resource provider that no
+        deployable of its host has, or one that cannot serve the ARQ's
+        group; nothing changed.
     :raises UnbindFailed: an unbind could not release its mdev (the other
         entries are done; that ARQ is UnbindFailed and may be unbound
         again).
@@ -71,6 +77,9 @@ def start_binds(context, patch, executor):
                 allowed=', '.join(sorted(states.sources_of(target))))
     binds = {uuid: (arqs[uuid].state, values)
              for uuid, values in patch.items() if values is not None}
+    for uuid, (_state, values) in binds.items():
+        binding.check(context, arqs[uuid], values['hostname'],
+                      values['device_rp_uuid'])
     if binds:
         binding.submit(context, arq_obj.AcceleratorRequest.start_binds(
             context, binds), executor)

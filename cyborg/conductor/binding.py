@@ -11,13 +11,14 @@
 # under the License.
 """The background half of an ARQ bind, and the release of what it made.
 
-A bind of one BindStarted ARQ, in order: check that the resource provider
-is a deployable of the named host that can serve the ARQ's profile group;
-claim a free attach handle (a conditional UPDATE, so never one handle for
-two ARQs); program the FPGA when the group asks for a bitstream or
-function the deployable does not hold; create the mediated device of an
-MDEV handle; mark the ARQ Bound. Any failure marks it BindFailed and gives
-the handle back. Once every ARQ of an instance is resolved, Nova gets one
+A bind of one BindStarted ARQ, in order: check again (as :func:`check` did
+before the bind started) that the resource provider is a deployable of the
+named host that can serve the ARQ's profile group; claim a free attach
+handle (a conditional UPDATE, so never one handle for two ARQs); program
+the FPGA when the group asks for a bitstream or function the deployable
+does not hold; create the mediated device of an MDEV handle; mark the ARQ
+Bound. Any failure marks it BindFailed and gives the handle back. Once
+every ARQ of an instance is resolved, Nova gets one
 ``accelerator-request-bound`` event per ARQ in one call.
 
 The mdev of an MDEV handle is named by the handle's uuid, which is the
@@ -63,50 +64,68 @@ _AGENT_ERRORS = (exception.CyborgException, messaging.MessagingException)
 
 # --- checks before anything is claimed --------------------------------------
 
-def _failed(arq, reason):
-    return exception.BindFailed(uuid=arq.uuid, reason=reason)
+def _refused(arq, rp_uuid, reason):
+    return exception.BindRefused(uuid=arq.uuid, rp=rp_uuid, reason=reason)
 
 
-def _deployable(context, arq):
-    """The deployable behind the ARQ's resource provider, and its device.
+def _deployable(context, arq, hostname, rp_uuid):
+    """The deployable behind the resource provider, and its device.
 
-    It must be on the ARQ's host and still reported there.
+    It must be on ``hostname`` (the deployable's own host, as the agent
+    reported it) and still reported there.
     """
-    found = deployable_obj.Deployable.list(
-        context, filters={'rp_uuid': arq.device_rp_uuid})
+    found = deployable_obj.Deployable.list(context,
+                                           filters={'rp_uuid': rp_uuid})
     if not found:
-        raise _failed(arq, _('unknown RP %s: no deployable has it')
-                      % arq.device_rp_uuid)
+        raise _refused(arq, rp_uuid, _('no deployable has it'))
     deployable = found[0]
     device = device_obj.Device.get_by_id(context, deployable.device_id)
-    if device.hostname != arq.hostname:
-        raise _failed(arq, _('RP of another host: %(rp)s is on %(other)s, '
-                             'not %(host)s') % {'rp': arq.device_rp_uuid,
-                                                'other': device.hostname,
-                                                'host': arq.hostname})
+    if device.hostname != hostname:
+        raise _refused(arq, rp_uuid, _('it is on host %(other)s, not on '
+                                       '%(host)s') % {
+            'other': device.hostname, 'host': hostname})
     if device.vanished_at is not None:
-        raise _failed(arq, _('the device is no longer reported by its '
-                             'host (device %(device)s, RP %(rp)s)') % {
-            'device': device.uuid, 'rp': arq.device_rp_uuid})
+        raise _refused(arq, rp_uuid, _('its device %s is no longer reported '
+                                       'by its host') % device.uuid)
     return deployable, device
 
 
-def _check_serves(arq, resource_class, traits):
+def _check_serves(arq, rp_uuid, resource_class, traits):
     """The deployable's resource class and traits satisfy the ARQ's group."""
     group = profile_group.parse(arq.device_profile_group)
     for wanted in sorted(group.resources):
         if wanted != resource_class:
-            raise _failed(arq, _('the RP offers %(rc)s, the group asks '
-                                 'for %(wanted)s') % {'rc': resource_class,
-                                                      'wanted': wanted})
+            raise _refused(arq, rp_uuid, _(
+                'it offers %(rc)s, the group asks for %(wanted)s') % {
+                    'rc': resource_class, 'wanted': wanted})
     lacking = sorted(group.required - traits)
     if lacking:
-        raise _failed(arq, _('the RP lacks required trait %s')
-                      % ', '.join(lacking))
+        raise _refused(arq, rp_uuid, _('it lacks required trait %s')
+                       % ', '.join(lacking))
     forbidden = sorted(group.forbidden & traits)
     if forbidden:
-        raise _failed(arq, _('the RP has forbidden trait %s')
-                      % ', '.join(forbidden))
+        raise _refused(arq, rp_uuid, _('it has forbidden trait %s')
+                       % ', '.join(forbidden))
+
+
+def check(context, arq, hostname, rp_uuid):
+    """Whether ``arq`` can be bound to ``rp_uuid`` on ``hostname``.
+
+    Checked before a bind starts, so that the PATCH itself is refused
+    (Nova then aborts the boot at once), and again in the background,
+    where the inventory may have changed meanwhile.
+
+    :returns: (deployable, device, its traits).
+    :raises BindRefused: no deployable has the resource provider, it is
+        on another host or no longer reported, or its resource class or
+        traits do not fit the ARQ's profile group.
+    """
+    deployable, device = _deployable(context, arq, hostname, rp_uuid)
+    resource_class, traits = common_attributes.decode(
+        (a.key, a.value) for a in attribute_obj.Attribute.list(
+            context, filters={'deployable_id': deployable.id}))
+    _check_serves(arq, rp_uuid, resource_class, traits)
+    return deployable, device, traits
 
 
 # --- one ARQ -----------------------------------------------------------------
@@ -114,18 +133,16 @@ def _check_serves(arq, resource_class, traits):
 def _remaining(arq, deadline):
     left = deadline - time.monotonic()
     if left <= 0:
-        raise _failed(arq, _('not done within [DEFAULT] bind_timeout '
-                             '(%d s)') % CONF.bind_timeout)
+        raise exception.BindFailed(uuid=arq.uuid, reason=_(
+            'not done within [DEFAULT] bind_timeout (%d s)')
+            % CONF.bind_timeout)
     return left
 
 
 def _bind_steps(context, arq, agent, deadline, made):
     _remaining(arq, deadline)
-    deployable, device = _deployable(context, arq)
-    resource_class, traits = common_attributes.decode(
-        (a.key, a.value) for a in attribute_obj.Attribute.list(
-            context, filters={'deployable_id': deployable.id}))
-    _check_serves(arq, resource_class, traits)
+    deployable, device, traits = check(context, arq, arq.hostname,
+                                       arq.device_rp_uuid)
     bitstream = programming.needed(context, arq.device_profile_group,
                                    deployable, traits)
     arq.claim_handle(context, deployable.id)
@@ -158,7 +175,7 @@ def bind(context, arq, agent, deadline):
         LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
                  {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
         return arq
-    except exception.BindFailed as e:
+    except (exception.BindFailed, exception.BindRefused) as e:
         reason = e.kwargs['reason']
     except _AGENT_ERRORS as e:
         # Includes the ARQ being unbound or deleted meanwhile.

@@ -107,7 +107,13 @@ class Client:
             raise exception.DeviceProfileNotFound(profile)
         arqs = self._ok(response, 201).json()['arqs']
         instance = instance_info['uuid']
-        self._bind(arqs, selected_rp, instance)
+        refused = self._bind(arqs, selected_rp, instance)
+        if refused is not None:
+            self._ok(self._request('DELETE', '/accelerator_requests?arqs=%s'
+                                   % ','.join(a['uuid'] for a in arqs)), 204)
+            raise exception.AcceleratorBindFailed(
+                'Cyborg refused to bind the accelerator requests of '
+                'instance %s: %s' % (instance, refused))
         resolved = self._wait(timeout, lambda: self._resolved(instance))
         if resolved is None:
             self.unplug(instance_info)
@@ -123,6 +129,7 @@ class Client:
         return [attach_handle(arq) for arq in resolved]
 
     def _bind(self, arqs, selected_rp, instance):
+        """Ask for the binds; Cyborg's reason when it refuses them (400)."""
         groups = selected_rp.get('groups') or {}
         patch = {}
         for arq in arqs:
@@ -134,8 +141,12 @@ class Client:
                  'value': selected_rp['hostname']},
                 {'op': 'add', 'path': '/device_rp_uuid', 'value': rp},
                 {'op': 'add', 'path': '/instance_uuid', 'value': instance}]
-        self._ok(self._request('PATCH', '/accelerator_requests',
-                               json=patch), 202)
+        response = self._request('PATCH', '/accelerator_requests',
+                                 json=patch)
+        if response.status_code == 400:
+            return response.text
+        self._ok(response, 202)
+        return None
 
     def _resolved(self, instance):
         response = self._request(

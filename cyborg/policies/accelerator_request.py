@@ -24,23 +24,23 @@ PATH = '/v2/accelerator_requests'
 
 def list_rules():
     return [
-        base.rule(GET_ALL, base.ADMIN_OR_PROJECT_READER,
+        base.rule(GET_ALL, base.PROJECT_READER_OR_ADMIN,
                   'List accelerator requests; only an administrator sees '
                   'those of other projects.', [('GET', PATH)],
                   base.LEGACY_ADMIN_OR_OWNER),
-        base.rule(GET_ONE, base.ADMIN_OR_PROJECT_READER,
+        base.rule(GET_ONE, base.PROJECT_READER_OR_ADMIN,
                   'Show an accelerator request.',
                   [('GET', PATH + '/{accelerator_request_uuid}')],
                   base.LEGACY_ADMIN_OR_OWNER),
-        base.rule(CREATE, base.ADMIN_OR_PROJECT_MEMBER_OR_SERVICE,
+        base.rule(CREATE, base.PROJECT_MEMBER_OR_SERVICE_OR_ADMIN,
                   'Create accelerator requests for the caller\'s project.',
                   [('POST', PATH)], base.LEGACY_ADMIN_OR_OWNER),
-        base.rule(UPDATE, base.ADMIN_OR_PROJECT_MEMBER_OR_SERVICE,
+        base.rule(UPDATE, base.PROJECT_MEMBER_OR_SERVICE_OR_ADMIN,
                   'Bind or unbind accelerator requests.',
                   [('PATCH', PATH),
                    ('PATCH', PATH + '/{accelerator_request_uuid}')],
                   base.LEGACY_ADMIN_OR_OWNER),
-        base.rule(DELETE, base.ADMIN_OR_PROJECT_MEMBER_OR_SERVICE,
+        base.rule(DELETE, base.PROJECT_MEMBER_OR_SERVICE_OR_ADMIN,
                   'Delete accelerator requests by uuid or by instance.',
                   [('DELETE', PATH + '?arqs={uuids}'),
                    ('DELETE', PATH + '?instance={instance_uuid}')],

@@ -23,13 +23,14 @@ PATH = '/v2/attributes'
 
 def list_rules():
     return [
-        base.rule(GET_ALL, base.ADMIN_OR_ANY_MANAGER, 'List attributes.',
-                  [('GET', PATH)], base.LEGACY_ANYONE),
-        base.rule(GET_ONE, base.ADMIN_OR_ANY_MANAGER, 'Show an attribute.',
-                  [('GET', PATH + '/{attribute_uuid}')], base.LEGACY_ANYONE),
+        base.rule(GET_ALL, base.PROJECT_MANAGER_OR_ADMIN, 'List attributes.',
+                  [('GET', PATH)], base.LEGACY_ADMIN_API),
+        base.rule(GET_ONE, base.PROJECT_MANAGER_OR_ADMIN, 'Show an attribute.',
+                  [('GET', PATH + '/{attribute_uuid}')],
+                  base.LEGACY_ADMIN_API),
         base.rule(CREATE, base.ADMIN, 'Create an attribute.',
-                  [('POST', PATH)], base.LEGACY_ADMIN),
+                  [('POST', PATH)], base.LEGACY_ADMIN_API),
         base.rule(DELETE, base.ADMIN, 'Delete an attribute.',
                   [('DELETE', PATH + '/{attribute_uuid}')],
-                  base.LEGACY_ADMIN),
+                  base.LEGACY_ADMIN_API),
     ]

@@ -9,31 +9,75 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Check strings the rules of every noun are built from."""
+"""The base rules every noun's rules are built from.
+
+They carry the names and check strings of the releases before ours, so
+that a ``policy.yaml`` written for them keeps working: overriding
+``admin_api`` or ``project_reader_api`` there changes every rule built on
+it here too, and rules may refer to any of them.
+
+A target always has a ``project_id``: the owner of the object touched
+(an ARQ's project), or, for objects that belong to no project (device
+profiles and hardware), the caller's own project (see
+:func:`cyborg.policy.authorize`). So ``project_reader_or_admin`` on a
+profile means "a reader in any project, or an administrator".
+"""
 
 from oslo_policy import policy
 
 CONTEXT_IS_ADMIN = 'context_is_admin'
 
-ADMIN = 'role:admin'
-SERVICE = 'role:service'
-# Objects that belong to no project (profiles, hardware) are read by a
-# role in any project; objects of a project by that project only.
-ANY_READER = 'role:reader'
-ANY_MANAGER = 'role:manager'
-PROJECT_READER = 'role:reader and project_id:%(project_id)s'
-PROJECT_MEMBER = 'role:member and project_id:%(project_id)s'
+ADMIN = 'rule:admin_api'
+PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
+PROJECT_MANAGER_OR_ADMIN = 'rule:project_manager_or_admin'
+PROJECT_MEMBER_OR_SERVICE_OR_ADMIN = (
+    'rule:project_member_or_service or rule:admin_api')
 
-ADMIN_OR_ANY_READER = '%s or %s' % (ADMIN, ANY_READER)
-ADMIN_OR_ANY_MANAGER = '%s or %s' % (ADMIN, ANY_MANAGER)
-ADMIN_OR_PROJECT_READER = '%s or (%s)' % (ADMIN, PROJECT_READER)
-ADMIN_OR_PROJECT_MEMBER_OR_SERVICE = '%s or (%s) or %s' % (
-    ADMIN, PROJECT_MEMBER, SERVICE)
+# The rules of releases before secure RBAC, kept as deprecated fallbacks:
+# the same check strings as theirs, rule for rule, so that turning
+# [oslo_policy] enforce_new_defaults off allows no more than they did.
+LEGACY_ADMIN = 'rule:is_admin'
+LEGACY_ADMIN_API = 'rule:admin_api'
+LEGACY_ADMIN_OR_OWNER = 'rule:admin_or_owner'
 
-# The rules of releases before secure RBAC, kept as deprecated fallbacks.
-LEGACY_ANYONE = '@'
-LEGACY_ADMIN = 'role:admin or role:administrator'
-LEGACY_ADMIN_OR_OWNER = 'role:admin or project_id:%(project_id)s'
+#: (name, check string, description) of the base rules.
+BASE_RULES = (
+    ('admin_api', 'role:admin', 'A cloud administrator.'),
+    ('project_admin_api', 'role:admin and project_id:%(project_id)s',
+     'An administrator of the target\'s project.'),
+    ('project_manager_api', 'role:manager and project_id:%(project_id)s',
+     'A manager of the target\'s project.'),
+    ('project_member_api', 'role:member and project_id:%(project_id)s',
+     'A member of the target\'s project.'),
+    ('project_reader_api', 'role:reader and project_id:%(project_id)s',
+     'A reader of the target\'s project.'),
+    ('service_api', 'role:service',
+     'Another service (Nova) acting with the service role.'),
+    ('project_reader_or_admin', 'rule:project_reader_api or rule:admin_api',
+     'A reader of the target\'s project, or an administrator.'),
+    ('project_member_or_admin', 'rule:project_member_api or rule:admin_api',
+     'A member of the target\'s project, or an administrator.'),
+    ('project_manager_or_admin',
+     'rule:project_manager_api or rule:admin_api',
+     'A manager of the target\'s project, or an administrator.'),
+    ('project_member_or_service',
+     'rule:project_member_api or rule:service_api',
+     'A member of the target\'s project, or another service.'),
+)
+
+#: The legacy base rules: not used by the defaults except as deprecated
+#: fallbacks, kept for the policy files that refer to them.
+LEGACY_BASE_RULES = (
+    ('public_api', 'is_public_api:True', 'Legacy: a public route.'),
+    ('allow', '@', 'Legacy: anyone.'),
+    ('deny', '!', 'Legacy: no one.'),
+    ('default', 'rule:admin_or_owner', 'Legacy: the default rule.'),
+    ('is_admin', 'rule:admin_api', 'Legacy: a cloud administrator.'),
+    ('admin_or_owner', 'is_admin:True or project_id:%(project_id)s',
+     'Legacy: an administrator or anyone of the target\'s project.'),
+    ('admin_or_user', 'is_admin:True or user_id:%(user_id)s',
+     'Legacy: an administrator or the target\'s user.'),
+)
 
 DEPRECATED_REASON = """
 Cyborg's API policies now use the secure-RBAC personas (admin, project
@@ -69,4 +113,5 @@ def list_rules():
             description='Who counts as an administrator: sees the '
                         'accelerator requests of every project and may '
                         'set /project_id when binding one.'),
-    ]
+    ] + [policy.RuleDefault(name, check_str, description=description)
+         for name, check_str, description in BASE_RULES + LEGACY_BASE_RULES]

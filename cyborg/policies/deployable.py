@@ -22,13 +22,13 @@ PATH = '/v2/deployables'
 
 def list_rules():
     return [
-        base.rule(GET_ALL, base.ADMIN_OR_ANY_MANAGER, 'List deployables.',
-                  [('GET', PATH)], base.LEGACY_ANYONE),
-        base.rule(GET_ONE, base.ADMIN_OR_ANY_MANAGER, 'Show a deployable.',
+        base.rule(GET_ALL, base.PROJECT_MANAGER_OR_ADMIN, 'List deployables.',
+                  [('GET', PATH)], base.LEGACY_ADMIN_API),
+        base.rule(GET_ONE, base.PROJECT_MANAGER_OR_ADMIN, 'Show a deployable.',
                   [('GET', PATH + '/{deployable_uuid}')],
-                  base.LEGACY_ANYONE),
+                  base.LEGACY_ADMIN_API),
         base.rule(PROGRAM, base.ADMIN,
                   'Program an FPGA deployable with a bitstream.',
                   [('PATCH', PATH + '/{deployable_uuid}/program')],
-                  base.LEGACY_ADMIN),
+                  base.LEGACY_ADMIN_API),
     ]

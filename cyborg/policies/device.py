@@ -23,16 +23,16 @@ PATH = '/v2/devices'
 
 def list_rules():
     return [
-        base.rule(GET_ALL, base.ADMIN_OR_ANY_MANAGER, 'List devices.',
-                  [('GET', PATH)], base.LEGACY_ANYONE),
-        base.rule(GET_ONE, base.ADMIN_OR_ANY_MANAGER, 'Show a device.',
-                  [('GET', PATH + '/{device_uuid}')], base.LEGACY_ANYONE),
+        base.rule(GET_ALL, base.PROJECT_MANAGER_OR_ADMIN, 'List devices.',
+                  [('GET', PATH)], base.LEGACY_ADMIN_API),
+        base.rule(GET_ONE, base.PROJECT_MANAGER_OR_ADMIN, 'Show a device.',
+                  [('GET', PATH + '/{device_uuid}')], base.LEGACY_ADMIN_API),
         base.rule(ENABLE, base.ADMIN,
                   'Enable a device: its inventory is offered again.',
                   [('POST', PATH + '/{device_uuid}/enable')],
-                  base.LEGACY_ADMIN),
+                  base.LEGACY_ADMIN_API),
         base.rule(DISABLE, base.ADMIN,
                   'Disable a device: its whole inventory is reserved.',
                   [('POST', PATH + '/{device_uuid}/disable')],
-                  base.LEGACY_ADMIN),
+                  base.LEGACY_ADMIN_API),
     ]

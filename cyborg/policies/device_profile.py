@@ -26,13 +26,13 @@ PATH = '/v2/device_profiles'
 
 def list_rules():
     return [
-        base.rule(GET_ALL, base.ADMIN_OR_ANY_READER,
+        base.rule(GET_ALL, base.PROJECT_READER_OR_ADMIN,
                   'List device profiles.', [('GET', PATH)],
-                  base.LEGACY_ANYONE),
-        base.rule(GET_ONE, base.ADMIN_OR_ANY_READER,
+                  base.LEGACY_ADMIN_OR_OWNER),
+        base.rule(GET_ONE, base.PROJECT_READER_OR_ADMIN,
                   'Show a device profile.',
                   [('GET', PATH + '/{device_profile_uuid_or_name}')],
-                  base.LEGACY_ANYONE),
+                  base.LEGACY_ADMIN_OR_OWNER),
         base.rule(CREATE, base.ADMIN, 'Create a device profile.',
                   [('POST', PATH)], base.LEGACY_ADMIN),
         base.rule(DELETE, base.ADMIN, 'Delete device profiles.',

@@ -32,6 +32,7 @@ from cyborg.api import microversion
 from cyborg.api.schemas import parameter_types
 from cyborg.api import validation
 import cyborg.conf
+from cyborg.i18n import _
 from cyborg import policy
 
 CONF = cyborg.conf.CONF
@@ -122,13 +123,18 @@ def conductor():
     return pecan.request.context['conductor']
 
 
-def paging(params):
+#: The paging parameters of a list query.
+PAGING_KEYS = ('limit', 'marker', 'sort_key', 'sort_dir')
+
+
+def paging(params, always=False):
     """limit, marker, sort_key and sort_dir of a list query (2.4).
 
-    Before 2.4 a list has no pages; from 2.4 a page holds at most
+    Before 2.4 a list has no pages (unless ``always``: the older
+    releases' filters asked for them); from 2.4 a page holds at most
     ``[api] max_limit`` items.
     """
-    if version() < microversion.PAGING:
+    if version() < microversion.PAGING and not always:
         return {}
     limit = min(int(params.get('limit', CONF.api.max_limit)),
                 CONF.api.max_limit)
@@ -182,6 +188,11 @@ class CollectionController(rest.RestController):
     in the body; ``query`` and ``query_2_4`` are the filter parameters
     (exact matches on the columns of the same names unless ``_filters``
     says otherwise), ``sort_keys`` what 2.4 may sort by.
+    ``legacy_filters``, where releases before ours took
+    ``filters.field``/``filters.value`` pairs on the list, maps the
+    fields that filter here to their columns; the paging fields page at
+    any microversion and the other fields are accepted and ignored, as
+    they were.
     """
 
     resource = None
@@ -192,6 +203,7 @@ class CollectionController(rest.RestController):
     query = {}
     query_2_4 = {}
     sort_keys = ()
+    legacy_filters = None
 
     def _not_allowed(self, args):
         """405 naming what the path of ``args`` serves (404: nothing)."""
@@ -243,10 +255,21 @@ class CollectionController(rest.RestController):
     def get_all(self):
         ctx = context()
         policy.authorize(ctx, self.list_rule, self._target(ctx))
+        legacy = self.legacy_filters is not None
         params = validation.query(pecan.request, parameter_types.list_query(
-            version(), self.query, self.sort_keys, self.query_2_4))
+            version(), self.query, self.sort_keys, self.query_2_4),
+            legacy=legacy)
+        old = validation.legacy_filters(pecan.request) if legacy else {}
+        old_paging = {k: old[k] for k in PAGING_KEYS if k in old}
+        if old_paging:
+            validation.validate(parameter_types.paging_query(self.sort_keys),
+                                old_paging, _('filter'))
+            params = dict(old_paging, **params)
         filters = self._filters(ctx, params)
-        page = paging(params)
+        filters.update({column: old[field] for field, column
+                        in (self.legacy_filters or {}).items()
+                        if field in old})
+        page = paging(params, always=bool(old_paging))
         objects = self.object_class.list(ctx, filters=filters, **page)
         return collection(self.key, self.resource, objects, params, page,
                           render=lambda objs: self._render(ctx, objs))

@@ -43,7 +43,8 @@ list_query = {
 }
 
 list_query_2_4 = {
-    'state': parameter_types.arq_state,
+    # A state no ARQ is in lists nothing.
+    'state': parameter_types.non_empty_string,
     'hostname': parameter_types.hostname,
     'device_rp_uuid': parameter_types.uuid,
 }

@@ -14,7 +14,6 @@
 import copy
 
 from cyborg.api import microversion
-from cyborg import states
 
 UUID_PATTERN = ('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                 '[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
@@ -50,14 +49,18 @@ positive_integer_string = {
 
 sort_dir = {'type': 'string', 'enum': ['asc', 'desc']}
 
-arq_state = {'type': 'string', 'enum': list(states.ALL_STATES)}
-
 
 def paging(sort_keys):
     """The 2.4 paging parameters for a list sortable by ``sort_keys``."""
     return {'limit': positive_integer_string, 'marker': uuid,
             'sort_key': {'type': 'string', 'enum': list(sort_keys)},
             'sort_dir': sort_dir}
+
+
+def paging_query(sort_keys):
+    """The schema of the paging parameters alone."""
+    return {'type': 'object', 'properties': paging(sort_keys),
+            'additionalProperties': False}
 
 
 def list_query(version, properties, sort_keys, properties_2_4=None):

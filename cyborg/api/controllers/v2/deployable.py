@@ -60,6 +60,7 @@ class DeployablesController(base.CollectionController):
     show_rule = rules.GET_ONE
     query = schema.list_query
     sort_keys = schema.SORT_KEYS
+    legacy_filters = {'name': 'name'}
 
     def _render(self, ctx, deployables):
         """Deployables with their attributes, in one query for all."""

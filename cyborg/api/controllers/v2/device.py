@@ -57,6 +57,8 @@ class DevicesController(base.CollectionController):
     show_rule = rules.GET_ONE
     query = schema.list_query
     sort_keys = schema.SORT_KEYS
+    # Older releases took filters.field pairs here; only paging applied.
+    legacy_filters = {}
 
     @pecan.expose('json')
     def post(self, uuid, action):

@@ -52,8 +52,15 @@ class DeviceProfile(base.Resource):
 
 
 def _split(ident):
-    """(uuids, names) of a uuid or name, or of a comma-separated list."""
+    """(uuids, names) of a uuid or name, or of a comma-separated list.
+
+    :raises InvalidParameterValue: the list has an empty entry.
+    """
     values = ident.split(',')
+    if not all(values):
+        raise exception.InvalidParameterValue(
+            name=_('device profile'),
+            reason=_('%r has an empty name in its list') % ident)
     uuids = [v.lower() for v in values if uuidutils.is_uuid_like(v)]
     names = [v for v in values if not uuidutils.is_uuid_like(v)]
     return uuids, names

@@ -140,6 +140,18 @@ class TestOpenStackSDK(LiveTestCase):
                           acc.delete_device_profile, created.uuid,
                           ignore_missing=False)
 
+    def test_delete_device_profile_by_name(self):
+        acc = self.accelerator
+        for name in ('sdk-dp1', 'sdk-dp2'):
+            acc.create_device_profile(name=name,
+                                      groups=[{'resources:FPGA': '1'}])
+        acc.delete_device_profile('sdk-dp1', ignore_missing=False)
+        self.assertEqual(['sdk-dp2'], [p.name for p in acc.device_profiles()])
+        error = self.assertRaises(sdk_exceptions.NotFoundException,
+                                  acc.delete_device_profile, 'sdk-dp1',
+                                  ignore_missing=False)
+        self.assertIn('sdk-dp1', str(error))
+
     def test_accelerator_requests(self):
         acc = self.accelerator
         acc.create_device_profile(name='sdk-dp',
@@ -162,6 +174,18 @@ class TestOpenStackSDK(LiveTestCase):
                          acc.get_accelerator_request(arq.uuid).state)
         acc.delete_accelerator_request(arq.uuid, ignore_missing=False)
         self.assertEqual([], list(acc.accelerator_requests()))
+
+    def test_bind_that_does_not_fit_is_refused(self):
+        acc = self.accelerator
+        acc.create_device_profile(name='sdk-dp',
+                                  groups=[{'resources:PGPU': '1'}])
+        arq = acc.create_accelerator_request(device_profile_name='sdk-dp')
+        error = self.assertRaises(
+            sdk_exceptions.BadRequestException,
+            acc.patch_accelerator_request, arq.uuid, self.bind_patch())
+        self.assertIn('it offers FPGA, the group asks for PGPU', str(error))
+        self.assertEqual('Initial',
+                         acc.get_accelerator_request(arq.uuid).state)
 
     def test_hardware(self):
         acc = self.accelerator

@@ -126,16 +126,32 @@ class TestBind(BindTestCase):
         self.assertIn('Binding accelerator request %s failed: %s'
                       % (arq.uuid, reason), self.log.output)
 
+    def _assert_refused(self, arqs, reason, **bind):
+        """The PATCH fails at once; no ARQ moved, Nova heard nothing."""
+        error = self.assertRaises(exception.BindRefused, self._bind, arqs,
+                                  **bind)
+        self.assertIn(reason, error.message)
+        for arq in arqs:
+            refused = self._get(arq)
+            self.assertEqual((states.INITIAL, None, None),
+                             (refused.state, refused.hostname,
+                              refused.instance_uuid))
+        self.assertEqual([], self.nova.events)
+        self.assertEqual(set(), self._in_use())
+        return error
+
     def test_unknown_rp(self):
         arq = self._arqs({'resources:FPGA': '1'})[0]
         rp = uuidutils.generate_uuid()
-        instance = self._bind([arq], rp_uuid=rp)
-        self._assert_fails(arq, instance, 'unknown RP %s' % rp)
+        error = self._assert_refused([arq], 'no deployable has it',
+                                     rp_uuid=rp)
+        self.assertIn('resource provider %s' % rp, error.message)
+        self.assertIn(arq.uuid, error.message)
 
     def test_rp_of_another_host(self):
         arq = self._arqs({'resources:FPGA': '1'})[0]
-        instance = self._bind([arq], host='host2')
-        self._assert_fails(arq, instance, 'RP of another host')
+        self._assert_refused([arq], 'it is on host host1, not on host2',
+                             host='host2')
 
     def test_device_gone_from_its_host(self):
         device = db_api.get_by_id(self.ctx, 'device',
@@ -143,29 +159,47 @@ class TestBind(BindTestCase):
         db_api.update(self.ctx, 'device', device.uuid,
                       {'vanished_at': timeutils.utcnow()})
         arq = self._arqs({'resources:FPGA': '1'})[0]
-        instance = self._bind([arq])
-        self._assert_fails(arq, instance,
-                           'the device is no longer reported by its host')
+        self._assert_refused([arq], 'is no longer reported by its host')
 
     def test_resource_class_mismatch(self):
         arq = self._arqs({'resources:PGPU': '1'})[0]
-        instance = self._bind([arq])
-        self._assert_fails(arq, instance, 'the RP offers FPGA, the group '
-                                          'asks for PGPU')
+        self._assert_refused([arq], 'it offers FPGA, the group asks for '
+                                    'PGPU')
 
     def test_required_trait_missing(self):
         arq = self._arqs({'resources:FPGA': '1',
                           'trait:CUSTOM_OTHER': 'required'})[0]
-        instance = self._bind([arq])
-        self._assert_fails(arq, instance,
-                           'the RP lacks required trait CUSTOM_OTHER')
+        self._assert_refused([arq],
+                             'it lacks required trait CUSTOM_OTHER')
 
     def test_forbidden_trait_present(self):
         arq = self._arqs({'resources:FPGA': '1',
                           'trait:CUSTOM_FPGA_INTEL': 'forbidden'})[0]
-        instance = self._bind([arq])
-        self._assert_fails(arq, instance,
-                           'the RP has forbidden trait CUSTOM_FPGA_INTEL')
+        self._assert_refused([arq],
+                             'it has forbidden trait CUSTOM_FPGA_INTEL')
+
+    def test_one_refused_bind_refuses_the_whole_patch(self):
+        good = self._arqs({'resources:FPGA': '1'})[0]
+        bad = self._arqs({'resources:PGPU': '1'})[0]
+        self._assert_refused([good, bad], bad.uuid)
+
+    def test_inventory_changed_after_the_bind_started(self):
+        # Checked again in the background: here the device vanished
+        # between the PATCH and the bind (or a conductor restart).
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        instance = uuidutils.generate_uuid()
+        started = arq_db.update_state(
+            self.ctx, arq.uuid, states.BIND_STARTED, values={
+                'hostname': 'host1', 'device_rp_uuid': self.deployable.rp_uuid,
+                'instance_uuid': instance})
+        device = db_api.get_by_id(self.ctx, 'device',
+                                  self.deployable.device_id)
+        db_api.update(self.ctx, 'device', device.uuid,
+                      {'vanished_at': timeutils.utcnow()})
+        binding.submit(self.ctx, [self._get(started)],
+                       futurist.SynchronousExecutor())
+        self._assert_fails(arq, instance, 'its device %s is no longer '
+                                          'reported' % device.uuid)
 
     def test_traits_that_match(self):
         arq = self._arqs({'resources:FPGA': '1',
@@ -187,8 +221,10 @@ class TestBind(BindTestCase):
                          self._statuses(instances[2]))
 
     def test_failed_arq_of_an_instance_fails_in_the_same_batch(self):
-        good = self._arqs({'resources:FPGA': '1'})[0]
-        bad = self._arqs({'resources:PGPU': '1'})[0]
+        good, bad = self._arqs({'resources:FPGA': '1'}, count=2)
+        # The second finds no handle left: the first bind took the
+        # other one.
+        self._bind([self._arqs({'resources:FPGA': '1'})[0]])
         instance = self._bind([good, bad])
         self.assertEqual(sorted([(good.uuid, 'completed'),
                                  (bad.uuid, 'failed')]),
@@ -581,6 +617,11 @@ class _BindRace:
         of the winner's, with its bind submitted.
         """
         ctx = context.get_admin_context()
+        _, deployable, _ = db_utils.create_device_tree(
+            ctx, resource_class='FPGA', traits=['CUSTOM_FPGA_INTEL'])
+        rp_uuid = uuidutils.generate_uuid()
+        db_api.update(ctx, 'deployable', deployable.uuid,
+                      {'rp_uuid': rp_uuid})
         arqs = db_utils.create_arqs(ctx, db_utils.create_profile(ctx),
                                     count=3)
         submitted = _RecordingExecutor()
@@ -588,7 +629,7 @@ class _BindRace:
         def patch(arqs):
             instance = uuidutils.generate_uuid()
             return {a.uuid: {'hostname': 'host1',
-                             'device_rp_uuid': uuidutils.generate_uuid(),
+                             'device_rp_uuid': rp_uuid,
                              'instance_uuid': instance} for a in arqs}
 
         def start(patch):

@@ -82,16 +82,19 @@ class TestConductorOverRPC(base.ConductorTestCase):
                           arq_obj.AcceleratorRequest.get_by_uuid,
                           self.admin_context, arq.uuid)
 
-    def test_bind_to_rp_of_another_host_fails(self):
+    def test_bind_to_rp_of_another_host_is_refused(self):
         self._profile([{'resources:FPGA': '1'}])
         arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
-        self.api.arq_apply_patch(self.admin_context, {arq.uuid: {
-            'hostname': 'host2', 'device_rp_uuid': self.rp_uuid,
-            'instance_uuid': uuidutils.generate_uuid()}})
-        failed = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
-                                                        arq.uuid)
-        self.assertEqual(states.BIND_FAILED, failed.state)
-        self.assertIsNone(failed.attach_handle_id)
+        error = self.assertRaises(
+            exception.BindRefused, self.api.arq_apply_patch,
+            self.admin_context, {arq.uuid: {
+                'hostname': 'host2', 'device_rp_uuid': self.rp_uuid,
+                'instance_uuid': uuidutils.generate_uuid()}})
+        self.assertIn('not on host2', error.message)
+        refused = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
+                                                         arq.uuid)
+        self.assertEqual((states.INITIAL, None),
+                         (refused.state, refused.attach_handle_id))
 
     def test_patch_with_a_bad_entry_changes_nothing(self):
         self._profile([{'resources:FPGA': '2'}])

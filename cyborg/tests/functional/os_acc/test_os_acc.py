@@ -76,7 +76,10 @@ class TestOsAcc(test_clients.LiveTestCase):
             {'hostname': 'another-host', 'uuid': test_clients.RP_UUID},
             PROFILE)
         self.assertIn(self.instance['uuid'], str(exc))
-        self.assertEqual([], self._arqs())
+        # Refused in the PATCH itself: the ARQs never had the instance.
+        self.assertIn('not on another-host', str(exc))
+        self.assertEqual(
+            [], self.api.get('/accelerator_requests').json()['arqs'])
 
 
 class TestUnavailable(test_clients.base.TestCase):
