@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install the real clients that the functional tests drive into their own
-# virtualenvs, because their versions conflict with each other:
+# virtualenvs, because their versions conflict with each other and with
+# Cyborg's own requirements:
 #
-#   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
-#   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
-#                      commands)
+#   .venvs/osc-10.3.1   python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
+#   .venvs/osc-10.5.0   python-openstackclient 10.5.0 (in-tree accelerator
+#                       commands)
+#   .venvs/nova-34.0.0  nova 34.0.0, whose nova.accelerator.cyborg client
+#                       the Nova client tests run (about 90 seconds to install)
 #
 # Re-running it is cheap: an existing virtualenv with the right client is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
@@ -18,7 +21,7 @@ root=${CYBORG_CLIENT_VENVS:-.venvs}
 install_client() {
     local venv=$1
     shift
-    if [ -x "$venv/bin/openstack" ] \
+    if [ -x "$venv/bin/python" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
         && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
         echo "== $venv is ready ($*)"
@@ -36,3 +39,4 @@ install_client() {
 install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
+install_client "$root/nova-34.0.0" nova==34.0.0
