@@ -30,6 +30,8 @@ import fixtures
 from oslo_utils import uuidutils
 from testtools import content
 
+from cyborg import exception
+from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_clients
 from cyborg.tests.functional.demo import test_nova_sim
 
@@ -304,6 +306,34 @@ class TestNovaClient(test_nova_sim.SimulatedHostTestCase):
             self.nova('delete_arqs_by_uuid', error.arqs)
             self.assertEqual([], self._arqs())
         self.assertEqual([], self.events.for_instance(instance))
+
+    def test_failed_bind(self):
+        # Programming fails on the host, after the PATCH was accepted.
+        agent = self.useFixture(cyborg_fixtures.StandInAgent(
+            self.host)).endpoint
+        agent.failures['program'] = exception.ProgrammingFailed(
+            deployable='region', reason='fpgaconf exited with 1')
+        self.assertEqual(201, self.cyborg.post('/device_profiles', json=[{
+            'name': 'fpga-aes', 'groups': [{
+                'resources:FPGA': '1',
+                'accel:bitstream_id': uuidutils.generate_uuid()}]}]
+        ).status_code)
+        instance = uuidutils.generate_uuid()
+        arqs = self.nova('create_arqs_and_match_resource_providers',
+                         'fpga-aes', {'device_profile_0': [self.rp]})
+        self.assertIsNone(self.nova('bind_arqs',
+                                    self._bindings(arqs, instance)))
+        events = self.events.wait_for(instance, 1, timeout=30)
+        self.assertEqual([(arqs[0]['uuid'], 'failed')],
+                         [(e['tag'], e['status']) for e in events])
+        # Nova's compute reads the resolved ARQs, aborts the build and
+        # deletes them.
+        (failed,) = self.nova('get_arqs_for_instance', instance,
+                              only_resolved=True)
+        self.assertEqual(('BindFailed', self.host, instance), (
+            failed['state'], failed['hostname'], failed['instance_uuid']))
+        self.assertIsNone(self.nova('delete_arqs_for_instance', instance))
+        self.assertEqual([], self._arqs())
 
     def test_unknown_profile(self):
         error = self.assertNovaRaises('DeviceProfileError',
