@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Install the real clients that the functional tests drive, and the
 # existing service whose database the upgrade tests convert, into their own
-# virtualenvs, because their versions conflict with each other:
+# virtualenvs, because their versions conflict with each other and with
+# Cyborg's own requirements:
 #
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
+#   .venvs/nova-34.0.0 nova 34.0.0, whose nova.accelerator.cyborg client
+#                      the Nova client tests run (about 90 seconds to install)
 #   .venvs/openstack-cyborg-17.0.0
 #                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
 #                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt
@@ -42,6 +45,7 @@ install_client() {
 install_client "$root/osc-10.3.1" openstack python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" openstack python-openstackclient==10.5.0
+install_client "$root/nova-34.0.0" python nova==34.0.0
 install_client "$root/openstack-cyborg-17.0.0" cyborg-dbsync \
     openstack-cyborg==17.0.0 PyMySQL \
     -c tools/openstack-cyborg-17.0.0-constraints.txt

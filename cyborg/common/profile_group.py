@@ -17,7 +17,7 @@ entries. :func:`normalize` checks a group as a user wrote it and returns
 it in its stored spelling (names upper case with underscores, whitespace
 after a prefix dropped); :func:`parse` reads a stored group. Nova turns
 profile group N into the Placement request group with suffix
-``_device_profile_N`` (:func:`suffix`), made of the group's resources and
+``device_profile_N`` (:func:`suffix`), made of the group's resources and
 traits (:func:`placement_params`); ``accel:`` entries are Cyborg's alone.
 """
 
@@ -75,8 +75,12 @@ def parse(group):
 
 
 def suffix(index):
-    """The suffix of the Placement request group Nova makes of group N."""
-    return '_device_profile_%d' % index
+    """The suffix of the Placement request group Nova makes of group N.
+
+    Nova uses its request group's ``requester_id`` as the suffix as it is,
+    so the parameters are ``resourcesdevice_profile_N`` and so on.
+    """
+    return 'device_profile_%d' % index
 
 
 def placement_params(group, group_suffix=''):

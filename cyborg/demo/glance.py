@@ -11,7 +11,8 @@
 # under the License.
 """A small local server speaking the Glance v2 image API.
 
-It serves what python-glanceclient reads to find and download images:
+It serves what python-glanceclient and openstacksdk read to find and
+download images: the version document ``GET /``,
 ``GET /v2/schemas/image``, ``GET /v2/images`` (tag and property filters,
 ``limit``/``marker`` paging), ``GET /v2/images/{id}`` and
 ``GET /v2/images/{id}/file``. Images are added in code
@@ -145,6 +146,10 @@ class ImageService(server.LoopbackServer):
         parts = path.strip('/').split('/')
         if environ['REQUEST_METHOD'] != 'GET':
             parts = None
+        if parts == ['']:
+            return _json(start_response, {'versions': [{
+                'id': 'v2.16', 'status': 'CURRENT',
+                'links': [{'rel': 'self', 'href': self.url + '/v2/'}]}]})
         if parts == ['v2', 'schemas', 'image']:
             return _json(start_response, _SCHEMA)
         if parts == ['v2', 'images']:

@@ -17,8 +17,8 @@ quickstart, the tests and anyone trying Cyborg see what a cloud sees:
 1. the flavor's extra spec ``accel:device_profile=<name>`` names a device
    profile, read with ``GET /v2/device_profiles?name=<name>``;
 2. each profile group ``N`` becomes the Placement request group
-   ``device_profile_N`` (``resources_device_profile_N`` and
-   ``required_device_profile_N`` beside the instance's own resources);
+   ``device_profile_N`` (``resourcesdevice_profile_N`` and
+   ``requireddevice_profile_N`` beside the instance's own resources);
 3. ``GET /allocation_candidates`` on Placement, and the first candidate
    is claimed for the instance (``PUT /allocations/<instance>``);
 4. the accelerator requests are created and bound, each to the resource

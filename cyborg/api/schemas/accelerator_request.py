@@ -27,8 +27,10 @@ create = {
     'type': 'object',
     'properties': {
         'device_profile_name': {'type': 'string', 'maxLength': 255},
-        'device_profile_group_id': {'type': ['integer', 'null'],
-                                    'minimum': 0},
+        # Ignored; python-cyborgclient's --group-id sends a string.
+        'device_profile_group_id': {
+            'anyOf': [{'type': ['integer', 'null'], 'minimum': 0},
+                      {'type': 'string', 'pattern': '^[0-9]+$'}]},
         'image_uuid': parameter_types.nullable_uuid,
     },
     'required': ['device_profile_name'],

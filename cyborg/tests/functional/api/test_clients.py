@@ -33,6 +33,7 @@ from cyborg.cmd import api as api_cmd
 import cyborg.conf
 from cyborg import context
 from cyborg.db import api as db_api
+from cyborg.demo import nova_sim
 from cyborg.demo import server as demo_server
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -118,11 +119,18 @@ class TestOpenStackSDK(LiveTestCase):
 
     def setUp(self):
         super().setUp()
+        self.accelerator = self.connect()
+
+    def connect(self, microversion=None):
+        """The accelerator proxy, sending ``microversion`` if given."""
+        options = {}
+        if microversion:
+            options['accelerator_default_microversion'] = microversion
         connection = openstack.connect(
             auth_type='none', auth={'endpoint': self.endpoint},
-            load_yaml_config=False, load_envvars=False)
+            load_yaml_config=False, load_envvars=False, **options)
         self.addCleanup(connection.close)
-        self.accelerator = connection.accelerator
+        return connection.accelerator
 
     def test_device_profiles(self):
         acc = self.accelerator
@@ -140,17 +148,30 @@ class TestOpenStackSDK(LiveTestCase):
                           acc.delete_device_profile, created.uuid,
                           ignore_missing=False)
 
-    def test_delete_device_profile_by_name(self):
+    def test_device_profiles_by_name(self):
         acc = self.accelerator
-        for name in ('sdk-dp1', 'sdk-dp2'):
+        for name in ('sdk-dp', 'other'):
             acc.create_device_profile(name=name,
                                       groups=[{'resources:FPGA': '1'}])
-        acc.delete_device_profile('sdk-dp1', ignore_missing=False)
-        self.assertEqual(['sdk-dp2'], [p.name for p in acc.device_profiles()])
+        # As in Cyborg 17.0.0, showing by name needs 2.2.
+        error = self.assertRaises(sdk_exceptions.HttpException,
+                                  acc.get_device_profile, 'sdk-dp')
+        self.assertEqual(406, error.status_code)
+        self.assertEqual('sdk-dp', self.connect('2.2').get_device_profile(
+            'sdk-dp').name)
+        acc.delete_device_profile('sdk-dp', ignore_missing=False)
+        self.assertEqual(['other'], [p.name for p in acc.device_profiles()])
         error = self.assertRaises(sdk_exceptions.NotFoundException,
-                                  acc.delete_device_profile, 'sdk-dp1',
+                                  acc.delete_device_profile, 'sdk-dp',
                                   ignore_missing=False)
-        self.assertIn('sdk-dp1', str(error))
+        self.assertIn('sdk-dp', str(error))
+        self.assertIsNone(acc.delete_device_profile('sdk-dp'))
+        # A comma-separated list of names and uuids in the path.
+        third = acc.create_device_profile(name='third',
+                                          groups=[{'resources:FPGA': '1'}])
+        response = acc.delete('/device_profiles/other,%s' % third.uuid)
+        self.assertEqual(204, response.status_code, response.text)
+        self.assertEqual([], list(acc.device_profiles()))
 
     def test_accelerator_requests(self):
         acc = self.accelerator
@@ -172,8 +193,14 @@ class TestOpenStackSDK(LiveTestCase):
             for field in ('hostname', 'device_rp_uuid', 'instance_uuid')])
         self.assertEqual('Unbound',
                          acc.get_accelerator_request(arq.uuid).state)
+        # The older spelling of the same PATCH.
+        acc.update_accelerator_request(arq.uuid, self.bind_patch())
+        self.assertEqual('Bound', acc.get_accelerator_request(arq.uuid).state)
         acc.delete_accelerator_request(arq.uuid, ignore_missing=False)
         self.assertEqual([], list(acc.accelerator_requests()))
+        self.assertRaises(sdk_exceptions.NotFoundException,
+                          acc.delete_accelerator_request, arq.uuid,
+                          ignore_missing=False)
 
     def test_bind_that_does_not_fit_is_refused(self):
         acc = self.accelerator
@@ -206,6 +233,51 @@ class TestOpenStackSDK(LiveTestCase):
             context.get_admin_context(), 'deployable',
             deployable.id).bitstream_id)
 
+    def test_enable_and_disable_device(self):
+        acc = self.connect('2.3')
+        acc.disable_device(self.device.uuid)
+        self.assertEqual('maintaining',
+                         acc.get_device(self.device.uuid).status)
+        acc.enable_device(self.device.uuid)
+        self.assertEqual('enabled', acc.get_device(self.device.uuid).status)
+
+    def test_paging(self):
+        ctx = context.get_admin_context()
+        other, _, _ = db_utils.create_device_tree(
+            ctx, hostname='host2', resource_class='FPGA')
+        acc = self.connect('2.4')
+        # openstacksdk walks the pages with marker.
+        self.assertEqual(sorted([self.device.uuid, other.uuid]),
+                         sorted(d.uuid for d in acc.devices(limit=1)))
+        self.assertEqual(2, len(list(acc.deployables(limit=1))))
+
+    def test_list_filters(self):
+        # openstacksdk has no filter arguments; its raw GET sends them.
+        # A second host's device keeps each filter honest.
+        db_utils.create_device_tree(context.get_admin_context(),
+                                    hostname='host2', resource_class='FPGA')
+        acc = self.accelerator
+        wrong = []
+        for path, key, query, expected in (
+                ('/devices', 'devices', 'hostname=host1', 1),
+                ('/devices', 'devices', 'hostname=nowhere', 0),
+                ('/devices', 'devices', 'type=GPU', 0),
+                # A type no driver reports matches nothing, as in 17.0.0.
+                ('/devices', 'devices', 'type=TPU', 0),
+                ('/devices', 'devices', 'vendor=10de', 0),
+                ('/accelerator_requests', 'arqs', 'instance=' + INSTANCE, 0),
+                ('/device_profiles', 'device_profiles', 'name=nothing', 0),
+                ('/attributes', 'attributes',
+                 'deployable_id=%d' % self.deployable.id, 1),
+                ('/attributes', 'attributes', 'key=no_such_key', 0)):
+            response = acc.get(path + '?' + query)
+            found = (response.status_code,
+                     len(response.json().get(key) or ()))
+            if found != (200, expected):
+                wrong.append('%s?%s: %s %s' % (path, query, found,
+                                               response.text))
+        self.assertEqual([], wrong)
+
     def test_attributes(self):
         acc = self.accelerator
         # The deployable already has its ``rc`` attribute.
@@ -236,15 +308,19 @@ class CLITests:
         self.env = {'PATH': os.environ['PATH'],
                     'HOME': self.useFixture(fixtures.TempDir()).path}
 
-    def openstack(self, *args, version=None, env=None):
-        """Run the CLI; JSON output is decoded."""
+    def run_openstack(self, *args, version=None, env=None):
+        """Run the CLI; the completed process."""
         command = [str(self.command), '--os-auth-type', 'none',
                    '--os-endpoint', self.endpoint]
         if version:
             command += ['--os-accelerator-api-version', version]
-        result = subprocess.run(command + list(args), capture_output=True,
-                                text=True, env=dict(self.env, **(env or {})),
-                                timeout=120)
+        return subprocess.run(command + list(args), capture_output=True,
+                              text=True, env=dict(self.env, **(env or {})),
+                              timeout=120)
+
+    def openstack(self, *args, version=None, env=None):
+        """Run the CLI, which must succeed; JSON output is decoded."""
+        result = self.run_openstack(*args, version=version, env=env)
         self.assertEqual(0, result.returncode,
                          '%s\n%s' % (' '.join(args), result.stderr))
         if '-f' in args and 'json' in args:
@@ -273,6 +349,61 @@ class CLITests:
                        'cli-dp')
         self.assertEqual([], self.openstack(
             'accelerator', 'device', 'profile', 'list', '-f', 'json'))
+
+    def api(self):
+        """A keystoneauth adapter to set up what a test needs quickly."""
+        return nova_sim.cyborg_adapter(self.endpoint)
+
+    def post_profile(self, name):
+        response = self.api().post('/device_profiles', json=[
+            {'name': name, 'groups': [{'resources:FPGA': '1'}]}])
+        self.assertEqual(201, response.status_code, response.text)
+        return response.json()
+
+    def test_delete_device_profiles(self):
+        profiles = [self.post_profile(name)
+                    for name in ('cli-a', 'cli-b', 'cli-c', 'cli-d')]
+        # By names and by uuid, several at once.
+        self.openstack('accelerator', 'device', 'profile', 'delete',
+                       'cli-a', 'cli-b', profiles[2]['uuid'])
+        self.assertEqual(['cli-d'], [p['name'] for p in self.openstack(
+            'accelerator', 'device', 'profile', 'list', '-f', 'json')])
+        self.assertNotEqual(0, self.run_openstack(
+            'accelerator', 'device', 'profile', 'delete', 'cli-a').returncode)
+
+    def test_long_lists(self):
+        self.post_profile('cli-dp')
+        self.assertEqual(201, self.api().post('/accelerator_requests', json={
+            'device_profile_name': 'cli-dp'}).status_code)
+        [device] = self.openstack('accelerator', 'device', 'list', '--long',
+                                  '-f', 'json', version='2.3')
+        self.assertEqual(('PAC Arria10', 'enabled'),
+                         (device['model'], device['status']))
+        # Each list with a column only --long shows.
+        for noun, key, value in (
+                (['deployable'], 'num_accelerators',
+                 self.deployable.num_accelerators),
+                (['arq'], 'device_rp_uuid', None),
+                (['device', 'profile'], 'created_at', None),
+                (['device', 'attribute'], 'created_at', None)):
+            listed = self.openstack('accelerator', *noun, 'list', '--long',
+                                    '-f', 'json')
+            self.assertNotEqual([], listed, noun)
+            for row in listed:
+                self.assertIn(key, row, noun)
+                if value is not None:
+                    self.assertEqual(value, row[key], noun)
+                elif key == 'created_at':
+                    self.assertIsNotNone(row[key], noun)
+
+    def test_enable_and_disable_device(self):
+        ctx = context.get_admin_context()
+        self.openstack('accelerator', 'device', 'disable', self.device.uuid)
+        self.assertEqual('maintaining',
+                         db_api.get(ctx, 'device', self.device.uuid).status)
+        self.openstack('accelerator', 'device', 'enable', self.device.uuid)
+        self.assertEqual('enabled',
+                         db_api.get(ctx, 'device', self.device.uuid).status)
 
     def test_accelerator_requests(self):
         self.create_profile('cli-dp')
@@ -338,6 +469,15 @@ class TestCyborgClient(CLITests, LiveTestCase):
                               name, json.dumps([{'resources:FPGA': '1'}]),
                               '-f', 'json')
 
+    def test_create_options(self):
+        # Sent as strings (the first as "0"); Cyborg ignores them as 17.0.0.
+        self.create_profile('cli-dp')
+        arq = self.openstack('accelerator', 'arq', 'create', 'cli-dp',
+                             '--group-id', '0', '--image-uuid', IMAGE,
+                             '-f', 'json')
+        self.assertEqual(('Initial', 'cli-dp'),
+                         (arq['state'], arq['device_profile_name']))
+
     def bind(self, arq_uuid):
         # The last argument, a project, is required but not sent.
         return self.openstack('accelerator', 'arq', 'bind', arq_uuid,
@@ -354,6 +494,25 @@ class TestOpenStackClient(CLITests, LiveTestCase):
         return self.openstack('accelerator', 'device', 'profile', 'create',
                               name, '--group', 'resources:FPGA=1',
                               '-f', 'json')
+
+    def test_program_deployable(self):
+        # This client checks the image in Glance first. (10.3.1's program
+        # cannot work: openstacksdk 4.22's update_deployable, which it
+        # calls, calls itself.)
+        glance = self.useFixture(cyborg_fixtures.LocalGlance(self.conf))
+        image = glance.add_image()['id']
+        env = {'OS_IMAGE_ENDPOINT_OVERRIDE': glance.service.url}
+        shown = self.openstack('accelerator', 'deployable', 'program',
+                               self.deployable.uuid, image, '-f', 'json',
+                               env=env)
+        self.assertEqual(self.deployable.uuid, shown['uuid'])
+        self.assertEqual(image, db_api.get(
+            context.get_admin_context(), 'deployable',
+            self.deployable.uuid).bitstream_id)
+        result = self.run_openstack(
+            'accelerator', 'deployable', 'program', self.deployable.uuid,
+            IMAGE, env=env)
+        self.assertIn('image not found', result.stderr)
 
     def bind(self, arq_uuid):
         # This client looks the server up in Nova first.

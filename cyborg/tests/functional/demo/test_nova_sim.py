@@ -43,9 +43,9 @@ class TestPieces(base.TestCase):
         self.assertEqual({
             'resources': 'DISK_GB:1,MEMORY_MB:512,VCPU:1',
             'group_policy': 'none', 'in_tree': 'rp',
-            'resources_device_profile_0': 'FPGA:1',
-            'required_device_profile_0': 'CUSTOM_FPGA_INTEL,!CUSTOM_OLD',
-            'resources_device_profile_1': 'VGPU:2'}, query)
+            'resourcesdevice_profile_0': 'FPGA:1',
+            'requireddevice_profile_0': 'CUSTOM_FPGA_INTEL,!CUSTOM_OLD',
+            'resourcesdevice_profile_1': 'VGPU:2'}, query)
 
     def test_runs_without_openstack_placement(self):
         # A plain install has no openstack-placement (the demo extra's);
@@ -86,14 +86,23 @@ class TestPieces(base.TestCase):
         self.assertIn('<address uuid="b1c2" />', mdev)
 
 
-class TestNovaSim(base.ConductorTestCase):
-    """One host with an FPGA of two VFs in Cyborg's DB and in Placement."""
+class SimulatedHostTestCase(base.ConductorTestCase):
+    """One host with an FPGA of two VFs in Cyborg's DB and in Placement.
+
+    The API serves on loopback, the boot simulator is :attr:`sim` with
+    the events receiver :attr:`events`, and the device profile ``fpga-vf``
+    asks for one FPGA with ``CUSTOM_FPGA_INTEL``.
+    """
+
+    def wrap_api(self, app):
+        """The WSGI application to serve in place of the API's ``app``."""
+        return app
 
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(cyborg_fixtures.Placement())
         self.host = self.placement.hostname
-        app = self.useFixture(cyborg_fixtures.API()).app
+        app = self.wrap_api(self.useFixture(cyborg_fixtures.API()).app)
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')
         server = self.useFixture(test_clients.Server(
             app, make=lambda a: api_cmd.make_server(CONF, a)))
@@ -104,14 +113,14 @@ class TestNovaSim(base.ConductorTestCase):
         self.sim = nova_sim.NovaSim(
             self.cyborg, self.placement.adapter(), self.events,
             os.path.join(state, 'instances.json'), timeout=2)
-        compute = self.sim.register_host(self.host)
-        self.assertEqual(compute, self.sim.register_host(self.host))
+        self.compute = self.sim.register_host(self.host)
+        self.assertEqual(self.compute, self.sim.register_host(self.host))
         # The FPGA reaches Placement as after its agent's first report.
         _, deployable, _ = db_utils.create_device_tree(
             self.admin_context, hostname=self.host, name='0000:5e:00.0',
             resource_class='FPGA', traits=['CUSTOM_FPGA_INTEL'])
         self.assertEqual(1, placement_sync.sync_host(
-            self.admin_context, self.host, compute,
+            self.admin_context, self.host, self.compute,
             placement.PlacementClient())['created'])
         self.rp = db_api.get(self.admin_context, 'deployable',
                              deployable.uuid).rp_uuid
@@ -125,12 +134,15 @@ class TestNovaSim(base.ConductorTestCase):
         cyborg_fixtures.use_admin_token(self, 'nova', self.events.url,
                                         'admin')
 
+    def _arqs(self):
+        return self.cyborg.get('/accelerator_requests').json()['arqs']
+
+
+class TestNovaSim(SimulatedHostTestCase):
+
     def _allocations(self, instance):
         return self.placement.adapter().get(
             '/allocations/%s' % instance).json()['allocations']
-
-    def _arqs(self):
-        return self.cyborg.get('/accelerator_requests').json()['arqs']
 
     def test_boot_and_delete(self):
         self._nova_events_here()
@@ -170,7 +182,7 @@ class TestNovaSim(base.ConductorTestCase):
             {'accel:device_profile': 'three'}, host=self.host,
             progress=lambda line: None)
         self.assertIn('No valid host', str(error))
-        self.assertIn('resources_device_profile_0=FPGA:3', str(error))
+        self.assertIn('resourcesdevice_profile_0=FPGA:3', str(error))
         self.assertEqual([], self._arqs())
 
     def test_bad_requests(self):

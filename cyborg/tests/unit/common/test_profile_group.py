@@ -34,8 +34,8 @@ class TestParse(base.TestCase):
 
     def test_placement_params(self):
         self.assertEqual(
-            {'resources_device_profile_1': 'CUSTOM_ACC:1,FPGA:2',
-             'required_device_profile_1':
+            {'resourcesdevice_profile_1': 'CUSTOM_ACC:1,FPGA:2',
+             'requireddevice_profile_1':
                  'CUSTOM_FPGA_INTEL,!CUSTOM_FPGA_XILINX'},
             profile_group.placement_params(GROUP, profile_group.suffix(1)))
         self.assertEqual({'resources': 'VGPU:1'},
