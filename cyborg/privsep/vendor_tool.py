@@ -19,7 +19,8 @@ make it run anything else; the arguments are the driver's.
 
 import os
 import signal
-import subprocess
+# This module exists to run the configured vendor tools.
+import subprocess  # nosec B404
 
 import cyborg.conf
 import cyborg.privsep
@@ -49,10 +50,12 @@ def run(command, timeout):
     if not command or command[0] not in _tools():
         raise ValueError('%s is not a vendor tool of the [fpga] options'
                          % (command[0] if command else None))
-    # A session of its own, so that a kill reaches its children too.
-    with subprocess.Popen(list(command), stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          start_new_session=True) as proc:
+    # A session of its own, so that a kill reaches its children too. The
+    # program is one that an [fpga] option names, as checked above.
+    with subprocess.Popen(  # nosec B603
+            list(command), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True) as proc:
         try:
             _out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
