@@ -73,8 +73,11 @@ def read_ini(path):
 def load_config(path):
     """Load a cyborg.conf with every option the services register."""
     conf = cfg.ConfigOpts()
-    for module in cyborg_opts.GROUP_MODULES:
-        module.register_opts(conf)
+    # Groups by name: registering Cyborg's OptGroup objects would share
+    # them, and the auth options added below, with the process's CONF.
+    for group, opts in cyborg_opts.list_opts():
+        name = getattr(group, 'name', group)
+        conf.register_opts(opts, group=None if name == 'DEFAULT' else name)
     log.register_options(conf)
     for group, opts in messaging_opts.list_opts():
         conf.register_opts(opts, group=group)
