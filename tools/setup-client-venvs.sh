@@ -5,8 +5,11 @@
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
+#   .venvs/nova-34.0.0 nova 34.0.0, whose services boot servers with
+#                      accelerators (cyborg.demo.nova; about two minutes to
+#                      install)
 #
-# Re-running it is cheap: an existing virtualenv with the right client is
+# Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
 # (default .venvs).
 set -euo pipefail
@@ -18,7 +21,7 @@ root=${CYBORG_CLIENT_VENVS:-.venvs}
 install_client() {
     local venv=$1
     shift
-    if [ -x "$venv/bin/openstack" ] \
+    if [ -x "$venv/bin/python" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
         && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
         echo "== $venv is ready ($*)"
@@ -36,3 +39,4 @@ install_client() {
 install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
+install_client "$root/nova-34.0.0" nova==34.0.0

@@ -42,6 +42,7 @@ VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
 HOST = quickstart.HOST
 NODENAME = HOST + '.example.org'
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
+VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
 TIMEOUT = 120
 
 
@@ -213,7 +214,9 @@ class TestRealNova(testtools.TestCase):
             'imageRef': self.cloud.image['id'], 'flavorRef': flavor,
             'networks': 'none'}})
         self.assertEqual(202, response.status_code, response.text)
-        return response.json()['server']['id']
+        server = response.json()['server']['id']
+        self.addCleanup(self.compute.delete, '/servers/%s' % server)
+        return server
 
     def _server(self, server):
         response = self.compute.get('/servers/%s' % server)
@@ -231,6 +234,11 @@ class TestRealNova(testtools.TestCase):
                     server, found.get('fault')))
             return None
         return _wait('server %s %s' % (server, status), reached)
+
+    def _action(self, server, action, body=None):
+        response = self.compute.post('/servers/%s/action' % server,
+                                     json={action: body})
+        self.assertEqual(202, response.status_code, response.text)
 
     def _delete_server(self, server):
         response = self.compute.delete('/servers/%s' % server)
@@ -255,10 +263,15 @@ class TestRealNova(testtools.TestCase):
         (rp,) = response.json()['resource_providers']
         return rp['uuid']
 
-    def _assert_bound(self, server, count):
-        """The server's ARQs are Bound on the compute node's children."""
+    def _assert_bound(self, server, groups):
+        """The server's ARQs, one per group, are Bound and allocated.
+
+        Each is on a child provider of the compute node, which has the
+        allocation of its group's resources.
+        """
         arqs = self._arqs(server)
-        self.assertEqual(count, len(arqs))
+        self.assertEqual(list(range(len(groups))), sorted(
+            a['device_profile_group_id'] for a in arqs))
         compute_rp = self._compute_rp()
         allocations = self._allocations(server)
         for arq in arqs:
@@ -268,7 +281,11 @@ class TestRealNova(testtools.TestCase):
             rp = self.placement.get('/resource_providers/%s' %
                                     arq['device_rp_uuid']).json()
             self.assertEqual(compute_rp, rp['parent_provider_uuid'])
-            self.assertEqual({'FPGA': 1}, allocations[
+            group = groups[arq['device_profile_group_id']]
+            wanted = {key.split(':', 1)[1]: int(value)
+                      for key, value in group.items()
+                      if key.startswith('resources:')}
+            self.assertEqual(wanted, allocations[
                 arq['device_rp_uuid']]['resources'])
         return arqs
 
@@ -288,7 +305,7 @@ class TestRealNova(testtools.TestCase):
         profile = self._profile([FPGA])
         server = self._create_server(self._flavor(profile))
         self._wait_status(server, 'ACTIVE')
-        arqs = self._assert_bound(server, 1)
+        arqs = self._assert_bound(server, [FPGA])
         (spawned,) = self._driver_calls(server, 'spawn')
         self.assertEqual(self._handles(arqs), self._handles(spawned))
         self.assertEqual('PCI', spawned[0]['attach_handle_type'])
@@ -296,3 +313,36 @@ class TestRealNova(testtools.TestCase):
         self._delete_server(server)
         _wait('the ARQs deleted', lambda: not self._arqs(server))
         self.assertEqual({}, self._allocations(server))
+
+    def test_two_groups(self):
+        profile = self._profile([FPGA, VGPU])
+        server = self._create_server(self._flavor(profile))
+        self._wait_status(server, 'ACTIVE')
+        arqs = self._assert_bound(server, [FPGA, VGPU])
+        (spawned,) = self._driver_calls(server, 'spawn')
+        self.assertEqual(self._handles(arqs), self._handles(spawned))
+        self.assertEqual(['MDEV', 'PCI'], sorted(
+            a['attach_handle_type'] for a in spawned))
+        self._delete_server(server)
+        _wait('the ARQs deleted', lambda: not self._arqs(server))
+        self.assertEqual({}, self._allocations(server))
+
+    def test_stop_start_and_reboot_keep_the_handles(self):
+        profile = self._profile([FPGA])
+        server = self._create_server(self._flavor(profile))
+        self._wait_status(server, 'ACTIVE')
+        handles = self._handles(self._assert_bound(server, [FPGA]))
+
+        self._action(server, 'os-stop')
+        self._wait_status(server, 'SHUTOFF')
+        self._action(server, 'os-start')
+        self._wait_status(server, 'ACTIVE')
+        (powered_on,) = self._driver_calls(server, 'power_on')
+        self.assertEqual(handles, self._handles(powered_on))
+
+        self._action(server, 'reboot', {'type': 'HARD'})
+        self._wait_status(server, 'ACTIVE')
+        rebooted = self._driver_calls(server, 'reboot')
+        self.assertEqual([handles], [self._handles(r) for r in rebooted])
+        self.assertEqual(handles, self._handles(
+            self._assert_bound(server, [FPGA])))
