@@ -290,11 +290,9 @@ class NovaServices:
         self._spawn('neutron', self._runner('neutron',
                                             str(self.ports['neutron'])))
         self._spawn('nova-api', self._runner('api', str(self.ports['api'])))
-        for service in ('conductor', 'scheduler'):
-            self._spawn('nova-' + service, [
-                self._bin('nova-' + service), '--config-file', self.conf])
-        self._spawn('nova-compute', self._runner('compute', '--config-file',
-                                                 self.conf))
+        for service in ('conductor', 'scheduler', 'compute'):
+            self._spawn('nova-' + service, self._runner(
+                service, '--config-file', self.conf))
         api = self.adapter()
         self._wait('the compute node %s in Nova' % self.nodename,
                    lambda: api.get('/os-hypervisors').json().get(

@@ -18,6 +18,8 @@ which is not installed there), started by :mod:`cyborg.demo.nova`:
     Nova's compute API (``nova.wsgi.osapi_compute``) served on loopback
     by the standard library's threaded WSGI server: Nova has no
     ``nova-api`` command any more.
+``conductor``, ``scheduler``
+    ``nova-conductor``, ``nova-scheduler``.
 ``compute``
     ``nova-compute`` with :class:`RecordingDriver`, Nova's fake virt
     driver that also writes what it was asked to do, accelerators
@@ -33,7 +35,8 @@ an admin's (and the ``service`` role's, which external events need).
 Nova 34 has no ``noauth`` mode any more.
 
 The Nova modules are imported inside functions: this file is also part of
-Cyborg's source tree, where Nova is not installed.
+Cyborg's source tree, where Nova is not installed. Every service here
+lets SQLite writers wait for the lock (:func:`_wait_for_sqlite_locks`).
 """
 
 import json
@@ -72,6 +75,22 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         sys.stderr.write('%s\n' % (format % args))
 
 
+def _wait_for_sqlite_locks():
+    """Let SQLite writers wait for each other instead of failing.
+
+    Nova's four services share the SQLite files; Python's sqlite3 gives up
+    on a lock after five seconds, which a loaded test machine exceeds.
+    """
+    import sqlalchemy
+    from sqlalchemy import engine
+
+    def on_connect(connection, record):
+        if type(connection).__module__.startswith('sqlite3'):
+            connection.execute('PRAGMA busy_timeout = 60000')
+
+    sqlalchemy.event.listen(engine.Engine, 'connect', on_connect)
+
+
 def _serve(app, port):
     server = simple_server.make_server('127.0.0.1', port, app,
                                        server_class=_Server,
@@ -84,6 +103,7 @@ def api(port):
     # Nova parses sys.argv as its command line as it loads, and reads the
     # files named by OS_NOVA_CONFIG_DIR and OS_NOVA_CONFIG_FILES.
     sys.argv = sys.argv[:1]
+    _wait_for_sqlite_locks()
     from nova.wsgi import osapi_compute
     _serve(osapi_compute.application, port)
 
@@ -161,15 +181,19 @@ def _recording_driver():
     return RecordingDriver
 
 
-def compute(argv):
-    # nova.cmd patches the standard library first, as nova-compute does.
-    from nova.cmd import compute as compute_cmd
-    module = type(sys)('nova.virt.cyborg_recording')
-    module.RecordingDriver = _recording_driver()
-    # [DEFAULT] compute_driver names a module under nova.virt.
-    sys.modules[module.__name__] = module
-    sys.argv = ['nova-compute'] + argv
-    return compute_cmd.main()
+def service(name, argv):
+    """Run ``nova-<name>`` (conductor, scheduler or compute)."""
+    # nova.cmd patches the standard library first, as Nova's commands do.
+    import importlib
+    command = importlib.import_module('nova.cmd.' + name)
+    _wait_for_sqlite_locks()
+    if name == 'compute':
+        module = type(sys)('nova.virt.cyborg_recording')
+        module.RecordingDriver = _recording_driver()
+        # [DEFAULT] compute_driver names a module under nova.virt.
+        sys.modules[module.__name__] = module
+    sys.argv = ['nova-' + name] + argv
+    return command.main()
 
 
 def main():
@@ -178,8 +202,8 @@ def main():
         api(int(args[0]))
     elif command == 'neutron':
         neutron(int(args[0]))
-    elif command == 'compute':
-        return compute(args)
+    elif command in ('conductor', 'scheduler', 'compute'):
+        return service(command, args)
     else:
         sys.exit('unknown command %s' % command)
 

@@ -22,10 +22,7 @@ real hosts. Each process talks over a RabbitMQ virtual host of its own.
 import json
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
 import urllib.parse
 import uuid
 
@@ -46,41 +43,12 @@ VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
 TIMEOUT = 120
 
 
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(('127.0.0.1', 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-def _rabbitmqctl(*args):
-    try:
-        return subprocess.run(('rabbitmqctl', '-q') + args,
-                              capture_output=True, timeout=60).returncode
-    except (OSError, subprocess.TimeoutExpired):
-        return 1
-
-
 def _vhost(name):
-    if _rabbitmqctl('add_vhost', name) or _rabbitmqctl(
+    if functional.rabbitmqctl('add_vhost', name) or functional.rabbitmqctl(
             'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'):
         raise RuntimeError('cannot make RabbitMQ virtual host %s' % name)
     base = urllib.parse.urlsplit(functional.RABBIT_URL)
     return base._replace(path='/' + name).geturl()
-
-
-def _wait(what, check, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for %s' % what)
-        time.sleep(0.5)
 
 
 class _Cloud:
@@ -96,7 +64,7 @@ class _Cloud:
 
     def start(self):
         cyborg_rabbit, nova_rabbit = (_vhost(v) for v in self.vhosts)
-        ports = _free_ports(5)
+        ports = functional.free_ports(5)
         self.quickstart = quickstart.Quickstart(
             os.path.join(self.tmp, 'cyborg'),
             dict(zip(('api', 'placement', 'glance', 'nova'), ports)),
@@ -127,7 +95,7 @@ class _Cloud:
         if self.quickstart is not None:
             self.quickstart.stop()
         for vhost in self.vhosts:
-            _rabbitmqctl('delete_vhost', vhost)
+            functional.rabbitmqctl('delete_vhost', vhost)
 
     def logs(self):
         """The end of every service's log, for a failing test."""
@@ -155,7 +123,7 @@ class TestRealNova(testtools.TestCase):
                                'tools/setup-client-venvs.sh' % (
                                    nova.NOVA_VERSION, VENV))
             return
-        if _rabbitmqctl('status'):
+        if functional.rabbitmqctl('status'):
             cls.skip_reason = 'needs rabbitmqctl for virtual hosts'
             return
         cls.skip_reason = None
@@ -233,7 +201,8 @@ class TestRealNova(testtools.TestCase):
                 raise AssertionError('server %s failed: %s' % (
                     server, found.get('fault')))
             return None
-        return _wait('server %s %s' % (server, status), reached)
+        return functional.wait('server %s %s' % (server, status), reached,
+                               TIMEOUT)
 
     def _action(self, server, action, body=None):
         response = self.compute.post('/servers/%s/action' % server,
@@ -243,7 +212,7 @@ class TestRealNova(testtools.TestCase):
     def _delete_server(self, server):
         response = self.compute.delete('/servers/%s' % server)
         self.assertEqual(204, response.status_code, response.text)
-        _wait('server %s gone' % server, lambda: self.compute.get(
+        functional.wait('server %s gone' % server, lambda: self.compute.get(
             '/servers/%s' % server).status_code == 404)
 
     def _arqs(self, server):
@@ -311,7 +280,7 @@ class TestRealNova(testtools.TestCase):
         self.assertEqual('PCI', spawned[0]['attach_handle_type'])
 
         self._delete_server(server)
-        _wait('the ARQs deleted', lambda: not self._arqs(server))
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
         self.assertEqual({}, self._allocations(server))
 
     def test_two_groups(self):
@@ -324,7 +293,7 @@ class TestRealNova(testtools.TestCase):
         self.assertEqual(['MDEV', 'PCI'], sorted(
             a['attach_handle_type'] for a in spawned))
         self._delete_server(server)
-        _wait('the ARQs deleted', lambda: not self._arqs(server))
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
         self.assertEqual({}, self._allocations(server))
 
     def test_stop_start_and_reboot_keep_the_handles(self):
