@@ -26,8 +26,8 @@ echo "== installing Cyborg and its test requirements into $venv"
 "$venv/bin/python" -m pip install -q -r requirements.txt \
     -r test-requirements.txt
 "$venv/bin/python" -m pip install -q --no-deps -e .
-# The real clients the API tests drive, and openstack-cyborg 17.0.0 for
-# the upgrade tests, each in its own virtualenv.
+# The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
+# for the upgrade tests, each in its own virtualenv.
 PYTHON=$python tools/setup-client-venvs.sh
 
 export PATH="$PWD/$venv/bin:$PATH"

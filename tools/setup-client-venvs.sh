@@ -7,8 +7,9 @@
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
-#   .venvs/nova-34.0.0 nova 34.0.0, whose nova.accelerator.cyborg client
-#                      the Nova client tests run (about 90 seconds to install)
+#   .venvs/nova-34.0.0 nova 34.0.0: its nova.accelerator.cyborg client, and
+#                      its services that boot servers with accelerators
+#                      (cyborg.demo.nova; about two minutes to install)
 #   .venvs/openstack-cyborg-17.0.0
 #                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
 #                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt

@@ -40,6 +40,7 @@ import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import placement
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg.common import profile_group
@@ -53,6 +54,7 @@ from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
+from cyborg.objects import host as host_obj
 from cyborg import states
 
 CONF = cyborg.conf.CONF
@@ -68,11 +70,32 @@ def _refused(arq, rp_uuid, reason):
     return exception.BindRefused(uuid=arq.uuid, rp=rp_uuid, reason=reason)
 
 
+def _names_host(context, name, hostname):
+    """Whether ``name``, from Nova, names the agent's host ``hostname``.
+
+    Nova names the compute node, as its resource provider is named: often
+    the FQDN where the agent's ``[DEFAULT] host`` is the short name. The
+    provider Placement has under that name must then be the one the host's
+    agent hangs its devices under.
+    """
+    if name == hostname:
+        return True
+    try:
+        compute_rp_uuid = host_obj.Host.get_by_hostname(
+            context, hostname).compute_rp_uuid
+    except exception.HostNotFound:
+        return False
+    if compute_rp_uuid is None:
+        return False
+    rp = placement.PlacementClient().get_provider_by_name(name)
+    return rp is not None and rp['uuid'] == compute_rp_uuid
+
+
 def _deployable(context, arq, hostname, rp_uuid):
     """The deployable behind the resource provider, and its device.
 
-    It must be on ``hostname`` (the deployable's own host, as the agent
-    reported it) and still reported there.
+    It must be on ``hostname`` (the agent's host, or its compute node's
+    name as Nova sends it) and still reported there.
     """
     found = deployable_obj.Deployable.list(context,
                                            filters={'rp_uuid': rp_uuid})
@@ -80,7 +103,7 @@ def _deployable(context, arq, hostname, rp_uuid):
         raise _refused(arq, rp_uuid, _('no deployable has it'))
     deployable = found[0]
     device = device_obj.Device.get_by_id(context, deployable.device_id)
-    if device.hostname != hostname:
+    if not _names_host(context, hostname, device.hostname):
         raise _refused(arq, rp_uuid, _('it is on host %(other)s, not on '
                                        '%(host)s') % {
             'other': device.hostname, 'host': hostname})
@@ -154,7 +177,7 @@ def _bind_steps(context, arq, agent, deadline, made):
     if handle.attach_type == states.ATTACH_MDEV:
         _remaining(arq, deadline)
         made['mdev'] = handle
-        agent.create_mdev(context, arq.hostname, handle.uuid,
+        agent.create_mdev(context, device.hostname, handle.uuid,
                           handle.attach_info['asked_type'],
                           pci_address.join(handle.attach_info))
     _remaining(arq, deadline)
@@ -203,11 +226,20 @@ def _fail(context, arq, agent, reason, mdev_handle=None):
     if mdev_handle is not None:
         handle = handle_obj.AttachHandle.get_by_id(context, mdev_handle.id)
         if not handle.in_use:
-            _remove_mdev(context, agent, arq.hostname, handle, quiet=True)
+            _remove_mdev(context, agent, handle, quiet=True)
     return resolved
 
 
-def _remove_mdev(context, agent, host, handle, quiet=False):
+def _agent_host(context, handle):
+    """The host whose agent serves ``handle`` (not the ARQ's name)."""
+    deployable = deployable_obj.Deployable.get_by_id(context,
+                                                     handle.deployable_id)
+    return device_obj.Device.get_by_id(context,
+                                       deployable.device_id).hostname
+
+
+def _remove_mdev(context, agent, handle, quiet=False):
+    host = _agent_host(context, handle)
     try:
         agent.remove_mdev(context, host, handle.uuid)
     except _AGENT_ERRORS as e:
@@ -325,7 +357,7 @@ def unbind(context, arq, agent=None):
     if handle is not None:
         agent = agent or agent_rpcapi.AgentAPI()
         try:
-            _remove_mdev(context, agent, arq.hostname, handle)
+            _remove_mdev(context, agent, handle)
         except _AGENT_ERRORS as e:
             LOG.warning('Unbinding accelerator request %(uuid)s failed: '
                         '%(err)s', {'uuid': arq.uuid, 'err': e})
@@ -346,4 +378,4 @@ def remove_mdevs(context, arqs):
         handle = _mdev_of(context, arq)
         if handle is not None:
             agent = agent or agent_rpcapi.AgentAPI()
-            _remove_mdev(context, agent, arq.hostname, handle, quiet=True)
+            _remove_mdev(context, agent, handle, quiet=True)

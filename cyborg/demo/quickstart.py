@@ -62,6 +62,8 @@ VGPU_TYPE = 'nvidia-222'
 #: The PR interface id the simulated Intel cards show (sysfs default).
 INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+#: The demo bitstream's image name.
+BITSTREAM_NAME = 'demo-aes'
 #: What must be in Placement before the demo boots: resource class and
 #: how many providers offer it.
 EXPECTED = {'FPGA': 3, 'VGPU': 1}
@@ -130,8 +132,10 @@ def _say(line):
 class Quickstart:
     """The quickstart's services and files under ``state``."""
 
-    def __init__(self, state, ports=None):
+    def __init__(self, state, ports=None, nodename=HOST):
         self.state = os.path.abspath(state)
+        #: The compute node's name, and its resource provider's.
+        self.nodename = nodename
         self.ports = dict(PORTS, **(ports or {}))
         self.conf = os.path.join(self.state, 'cyborg.conf')
 
@@ -170,13 +174,16 @@ class Quickstart:
         """The demo bitstream's image, stored on first use."""
         images = self.path('images')
         if os.path.isdir(images):
+            # Other images may be there too, such as a server's.
             for entry in os.listdir(images):
                 if entry.endswith('.json'):
                     with open(os.path.join(images, entry)) as f:
-                        return json.load(f)
+                        image = json.load(f)
+                    if image['name'] == BITSTREAM_NAME:
+                        return image
         data = json.dumps({'afu_id': FUNCTION_ID}).encode()
         return glance.store_image(
-            images, data, name='demo-aes', **{
+            images, data, name=BITSTREAM_NAME, **{
                 'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
                 'vendor': 'Intel', 'board': 'PAC_ARRIA10',
                 'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
@@ -206,7 +213,7 @@ class Quickstart:
             '', '[agent]',
             'enabled_drivers = %s' % DRIVERS,
             'sysfs_root = %s' % self.path('sysfs'),
-            'resource_provider_name = %s' % HOST,
+            'resource_provider_name = %s' % self.nodename,
             'enable_hotplug_monitor = false',
             'placement_wait_interval = 2',
             '', '[gpu_devices]',
@@ -316,7 +323,14 @@ class Quickstart:
         raise QuickstartError('%s does not answer on %s; see %s' % (
             name, url, self.path('logs', name + '.log')))
 
-    def start(self, rabbit=None, db=None):
+    def start(self, rabbit=None, db=None, register_host=True):
+        """(Re)start Placement, the image service and Cyborg.
+
+        :param register_host: create the compute node's resource provider
+            as the simulated nova-compute does; leave it False when a real
+            nova-compute runs, which creates it and would be refused the
+            name.
+        """
         self.stop()
         self.prepare(rabbit, db)
         _say('== building the database schema')
@@ -329,9 +343,9 @@ class Quickstart:
             _say('== starting %s on %s' % (name, self.url(name)))
             self._spawn(name, commands.pop(name))
             self._wait_http(name, self.url(name))
-        sim = self.nova_sim()
-        _say('== nova-compute (simulated) registers %s in Placement: %s' % (
-            HOST, sim.register_host(HOST)))
+        if register_host:
+            _say('== nova-compute (simulated) registers %s in Placement: '
+                 '%s' % (HOST, self.nova_sim().register_host(HOST)))
         for name, argv in commands.items():
             _say('== starting cyborg %s' % name.replace('_', '-'))
             self._spawn(name, argv)

@@ -16,6 +16,41 @@ through ``CYBORG_TEST_RABBIT_URL``.
 """
 
 import os
+import socket
+import subprocess
+import time
 
 RABBIT_URL = os.environ.get('CYBORG_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
+
+
+def free_ports(count):
+    """``count`` loopback ports that were free a moment ago."""
+    sockets = [socket.socket() for _ in range(count)]
+    for sock in sockets:
+        sock.bind(('127.0.0.1', 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+def rabbitmqctl(*args):
+    """Run ``rabbitmqctl -q`` with ``args``; its exit status (1: none)."""
+    try:
+        return subprocess.run(('rabbitmqctl', '-q') + args,
+                              capture_output=True, timeout=60).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return 1
+
+
+def wait(what, check, timeout=90):
+    """Call ``check`` until it returns something true; return that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for %s' % what)
+        time.sleep(0.2)

@@ -41,6 +41,7 @@ from cyborg.db import models
 from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
+from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -344,6 +345,51 @@ class TestProgramming(BindTestCase):
         self._bind([arq])
         self.assertEqual(states.BIND_FAILED, self._get(arq).state)
         self.assertEqual(set(), self._in_use())
+
+
+class TestComputeNodeName(BindTestCase):
+    """Nova names the host by its compute node, here an FQDN."""
+
+    TRAITS = ('CUSTOM_NVIDIA_T4',)
+
+    def setUp(self):
+        super().setUp()
+        self.deployable, self.handles = self._tree(
+            'host1', '0000:3b:00.0', handles=1, resource_class='VGPU',
+            attach_type='MDEV', asked_type='nvidia-222')
+        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.fqdn = self.placement.hostname + '.example.org'
+        rps = {}
+        for name in (self.fqdn, self.placement.hostname + '-other'):
+            rps[name] = uuidutils.generate_uuid()
+            response = self.placement.adapter().post(
+                '/resource_providers', json={'name': name,
+                                             'uuid': rps[name]})
+            self.assertEqual(200, response.status_code, response.text)
+        # What the agent of host1 found at start.
+        host_obj.Host.set_compute_rp(self.ctx, 'host1', rps[self.fqdn])
+        self.arq = self._arqs({'resources:VGPU': '1'})[0]
+
+    def test_bound_by_the_compute_node_name(self):
+        self._bind([self.arq], host=self.fqdn)
+        bound = self._get(self.arq)
+        self.assertEqual((states.BOUND, self.fqdn),
+                         (bound.state, bound.hostname))
+        # The agent of the device's host made and removes the mdev.
+        self.assertEqual([('create_mdev', 'host1')],
+                         [c[:2] for c in self.agent.calls])
+        self.api.arq_apply_patch(self.ctx, {self.arq.uuid: None})
+        self.assertEqual([('create_mdev', 'host1'), ('remove_mdev', 'host1')],
+                         [c[:2] for c in self.agent.calls])
+
+    def test_another_compute_node_name_fails(self):
+        instance = self._bind([self.arq],
+                              host=self.placement.hostname + '-other')
+        self.assertEqual(states.BIND_FAILED, self._get(self.arq).state)
+        self.assertEqual([(self.arq.uuid, 'failed')],
+                         self._statuses(instance))
+        self.assertIn('RP of another host', self.log.output)
+        self.assertEqual([], self.agent.calls)
 
 
 class TestMdev(BindTestCase):

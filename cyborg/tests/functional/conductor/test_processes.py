@@ -21,8 +21,6 @@ them, creates and binds ARQs through the conductors and waits for the
 
 import os
 import signal
-import subprocess
-import time
 import urllib.parse
 import uuid
 
@@ -53,26 +51,7 @@ VFS = 2
 PROFILE = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 
 
-def _rabbitmqctl(*args):
-    try:
-        return subprocess.run(('rabbitmqctl', '-q') + args,
-                              capture_output=True, timeout=60).returncode
-    except (OSError, subprocess.TimeoutExpired):
-        return 1
-
-
-def _wait(what, check, timeout=90):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for %s' % what)
-        time.sleep(0.2)
-
-
-@testtools.skipIf(_rabbitmqctl('status'),
+@testtools.skipIf(functional.rabbitmqctl('status'),
                   'needs rabbitmqctl to give the test a virtual host')
 class TestConductorsAndAgents(test_fixtures.OpportunisticDBTestMixin,
                               base.TestCase):
@@ -99,11 +78,11 @@ class TestConductorsAndAgents(test_fixtures.OpportunisticDBTestMixin,
 
     def _vhost(self):
         self.vhost = 'cyborg-test-%s' % uuid.uuid4().hex[:12]
-        if _rabbitmqctl('add_vhost', self.vhost) or _rabbitmqctl(
-                'set_permissions', '-p', self.vhost, 'guest', '.*', '.*',
-                '.*'):
+        if (functional.rabbitmqctl('add_vhost', self.vhost) or
+                functional.rabbitmqctl('set_permissions', '-p', self.vhost,
+                                       'guest', '.*', '.*', '.*')):
             self.skipTest('cannot make a RabbitMQ virtual host')
-        self.addCleanup(_rabbitmqctl, 'delete_vhost', self.vhost)
+        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', self.vhost)
         base_url = urllib.parse.urlsplit(functional.RABBIT_URL)
         self.rabbit = base_url._replace(path='/' + self.vhost).geturl()
         self.useFixture(conffixture.ConfFixture(self.conf.conf))
@@ -203,7 +182,7 @@ class TestConductorsAndAgents(test_fixtures.OpportunisticDBTestMixin,
         self.assertEqual(states.ATTACH_PCI, handle.attach_type)
 
     def test_devices_reach_placement_and_instances_boot(self):
-        _wait('every host in Placement', self._all_in_placement)
+        functional.wait('every host in Placement', self._all_in_placement)
         self.api.device_profile_create(self.ctx, device_profile.DeviceProfile(
             self.ctx, name='fpga', groups=[PROFILE]))
         host = sorted(self.compute_rps)[0]
@@ -211,14 +190,14 @@ class TestConductorsAndAgents(test_fixtures.OpportunisticDBTestMixin,
 
         # The broker drops every connection, as when it restarts: the
         # services reconnect and carry on.
-        self.assertEqual(0, _rabbitmqctl('close_all_connections', '-p',
-                                         self.vhost, 'test restart'))
+        self.assertEqual(0, functional.rabbitmqctl(
+            'close_all_connections', '-p', self.vhost, 'test restart'))
         self._boot(host)
 
         # A card added to a host reaches Placement through the next report.
         self.trees[host].intel_fpga('0000:af:00.0', vfs=VFS)
-        _wait('the new card', lambda: '%s_0000:af:00.0' % host in
-              self._children(host))
+        functional.wait('the new card', lambda: '%s_0000:af:00.0' % host in
+                        self._children(host))
 
         # One conductor dies; the other serves alone.
         self.conductors[0].stop(signal.SIGKILL)

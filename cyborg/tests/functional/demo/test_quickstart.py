@@ -20,23 +20,13 @@ and a vGPU instance through the Nova simulator, then deletes them.
 import contextlib
 import io
 import os
-import socket
 
 import fixtures
 import openstack
 
 from cyborg.demo import quickstart
 from cyborg.tests import base
-
-
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(('127.0.0.1', 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
+from cyborg.tests import functional
 
 
 class TestOptions(base.TestCase):
@@ -63,7 +53,7 @@ class TestQuickstart(base.TestCase):
         self.state = self.useFixture(fixtures.TempDir()).path
         self.args = ['--state', self.state]
         for service, port in zip(quickstart.PORTS,
-                                 _free_ports(len(quickstart.PORTS))):
+                                 functional.free_ports(len(quickstart.PORTS))):
             self.args += ['--%s-port' % service, str(port)]
         self.addCleanup(self._main, 'stop')
 

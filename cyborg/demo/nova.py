@@ -1,0 +1,330 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The real Nova on loopback, against a running Cyborg and Placement.
+
+:class:`NovaServices` runs the ``nova`` package from its own virtualenv
+(``tools/setup-client-venvs.sh`` makes ``.venvs/nova-<version>``):
+``nova-api`` (served by :mod:`cyborg.demo.nova_runner`, behind a filter
+that makes every request an admin's), ``nova-conductor``,
+``nova-scheduler`` and ``nova-compute`` with the fake virt driver, which
+writes down the accelerators each guest gets. Nova keeps its API, cell0
+and cell1 databases in SQLite files and talks over RabbitMQ; Neutron is a
+stand-in answering empty lists (Nova asks it even for ``networks: none``).
+
+Everything lives under one state directory: ``nova.conf``,
+``api-paste.ini``, the databases, ``logs/`` and the driver's records.
+Each service runs in a session of its own; :meth:`NovaServices.stop`
+stops them all.
+"""
+
+import json
+import os
+import shutil
+import signal
+# The harness starts Nova's services.
+import subprocess  # nosec B404
+import time
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
+
+#: The Nova release the harness runs; its virtualenv is
+#: ``.venvs/nova-<NOVA_VERSION>``.
+NOVA_VERSION = '34.0.0'
+VENV = os.path.join('.venvs', 'nova-' + NOVA_VERSION)
+#: The compute API microversion the harness speaks.
+MICROVERSION = '2.95'
+#: The token every service sends; Nova's filter and Cyborg's noauth and
+#: Placement's noauth2 accept it.
+TOKEN = 'admin'  # nosec B105
+_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       'nova_runner.py')
+
+_PASTE = '''[composite:osapi_compute]
+use = call:nova.api.openstack.urlmap:urlmap_factory
+/: oscomputeversions
+/v2.1: oscomputeversion_v2
+/v2.1/+: openstack_compute_api_v21
+
+[pipeline:openstack_compute_api_v21]
+pipeline = compute_req_id faultwrap request_log sizelimit testauth
+    keystonecontext osapi_compute_app_v21
+
+[pipeline:oscomputeversions]
+pipeline = faultwrap request_log oscomputeversionapp
+
+[pipeline:oscomputeversion_v2]
+pipeline = compute_req_id faultwrap request_log oscomputeversionapp_v2
+
+[filter:testauth]
+paste.filter_factory = nova_runner:auth_filter_factory
+
+[filter:request_log]
+paste.filter_factory = nova.api.openstack.requestlog:RequestLog.factory
+
+[filter:compute_req_id]
+paste.filter_factory = nova.api.compute_req_id:ComputeReqIdMiddleware.factory
+
+[filter:faultwrap]
+paste.filter_factory = nova.api.openstack:FaultWrapper.factory
+
+[filter:sizelimit]
+paste.filter_factory = oslo_middleware:RequestBodySizeLimiter.factory
+
+[filter:keystonecontext]
+paste.filter_factory = nova.api.auth:NovaKeystoneContext.factory
+
+[app:osapi_compute_app_v21]
+paste.app_factory = nova.api.openstack.compute:APIRouterV21.factory
+
+[app:oscomputeversionapp]
+paste.app_factory = nova.api.openstack.compute.versions:Versions.factory
+
+[app:oscomputeversionapp_v2]
+paste.app_factory = nova.api.openstack.compute.versions:VersionsV2.factory
+'''
+
+
+class NovaError(Exception):
+    """A Nova service did not start; the message says where its log is."""
+
+
+def compute_adapter(url, microversion=MICROVERSION):
+    """A keystoneauth adapter for the compute API at ``url`` (``/v2.1``).
+
+    Errors are answered, not raised.
+    """
+    auth = ks_loading.get_plugin_loader('admin_token').load_from_options(
+        endpoint=url, token=TOKEN)
+    return ks_adapter.Adapter(ks_session.Session(auth=auth),
+                              service_type='compute',
+                              default_microversion=microversion,
+                              raise_exc=False)
+
+
+def _sqlite(path):
+    return 'sqlite:///%s' % path
+
+
+class NovaServices:
+    """Nova's services under ``state``, on loopback.
+
+    :param venv: Nova's virtualenv.
+    :param ports: ``{'api': port, 'neutron': port}``.
+    :param placement_url: the Placement API (``noauth2``, token ``admin``).
+    :param cyborg_url: Cyborg's API with its version (``.../v2``).
+    :param glance_url: the image service.
+    :param rabbit_url: Nova's RabbitMQ transport URL.
+    :param host: ``[DEFAULT] host`` of every Nova service: the name Cyborg's
+        agent serves as.
+    :param nodename: the compute node's name, and its resource provider's,
+        when it is not ``host`` (an FQDN, say).
+    """
+
+    def __init__(self, state, venv, ports, placement_url, cyborg_url,
+                 glance_url, rabbit_url, host, nodename=None):
+        self.state = os.path.abspath(state)
+        self.venv = os.path.abspath(venv)
+        self.ports = ports
+        self.placement_url = placement_url
+        self.cyborg_url = cyborg_url
+        self.glance_url = glance_url
+        self.rabbit_url = rabbit_url
+        self.host = host
+        self.nodename = nodename or host
+        self.conf = self.path('nova.conf')
+        self.processes = {}
+
+    def path(self, *parts):
+        return os.path.join(self.state, *parts)
+
+    @property
+    def url(self):
+        """The compute API, as Cyborg's ``[nova] endpoint`` names it."""
+        return 'http://127.0.0.1:%d/v2.1' % self.ports['api']
+
+    def adapter(self, microversion=MICROVERSION):
+        return compute_adapter(self.url, microversion)
+
+    # --- files ------------------------------------------------------------
+
+    def _config(self):
+        def token(url):
+            return ['auth_type = admin_token', 'endpoint = %s' % url,
+                    'token = %s' % TOKEN, 'endpoint_override = %s' % url]
+        neutron = 'http://127.0.0.1:%d' % self.ports['neutron']
+        return '\n'.join([
+            '[DEFAULT]',
+            'host = %s' % self.host,
+            'transport_url = %s' % self.rabbit_url,
+            'compute_driver = cyborg_recording.RecordingDriver',
+            'state_path = %s' % self.state,
+            'instances_path = %s' % self.path('instances'),
+            'debug = true',
+            # Nova's bind wait; Cyborg's own bind_timeout is shorter.
+            'arq_binding_timeout = 120',
+            'heal_instance_info_cache_interval = -1',
+            '', '[api_database]',
+            'connection = %s' % _sqlite(self.path('nova_api.sqlite')),
+            '', '[database]',
+            'connection = %s' % _sqlite(self.path('nova_cell1.sqlite')),
+            '', '[conductor]', 'workers = 1',
+            '', '[scheduler]', 'workers = 1',
+            # New compute nodes are mapped to cell1 by the scheduler.
+            'discover_hosts_in_cells_interval = 1',
+            '', '[placement]'] + token(self.placement_url) + [
+            '', '[cyborg]', 'endpoint_override = %s' % self.cyborg_url,
+            '', '[glance]', 'endpoint_override = %s' % self.glance_url,
+            '', '[neutron]'] + token(neutron) + [
+            '', '[oslo_concurrency]', 'lock_path = %s' % self.path('locks'),
+            '', '[os_vif_linux_bridge]', 'use_ipv6 = false',
+            '', '[vnc]', 'enabled = false',
+            '', '[wsgi]', 'api_paste_config = %s' % self.path(
+                'api-paste.ini'),
+            ''])
+
+    def prepare(self):
+        """Write the configuration and the runner; empty the databases."""
+        for sub in ('logs', 'instances', 'locks'):
+            os.makedirs(self.path(sub), exist_ok=True)
+        for name in ('nova_api.sqlite', 'nova_cell0.sqlite',
+                     'nova_cell1.sqlite', 'driver-records.jsonl'):
+            if os.path.exists(self.path(name)):
+                os.unlink(self.path(name))
+        # Run from the state directory: the paste filter imports it as
+        # ``nova_runner`` from there.
+        shutil.copy(_RUNNER, self.path('nova_runner.py'))
+        with open(self.path('api-paste.ini'), 'w') as f:
+            f.write(_PASTE)
+        with open(self.conf, 'w') as f:
+            f.write(self._config())
+
+    # --- processes --------------------------------------------------------
+
+    def _env(self):
+        return dict(os.environ,
+                    OS_NOVA_CONFIG_DIR=self.state,
+                    OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf',
+                    CYBORG_NOVA_RECORDS=self.path('driver-records.jsonl'),
+                    CYBORG_NOVA_NODENAME=self.nodename)
+
+    def _bin(self, name):
+        return os.path.join(self.venv, 'bin', name)
+
+    def _runner(self, *args):
+        return [self._bin('python'), self.path('nova_runner.py')] + list(
+            args)
+
+    def _manage(self, *args):
+        with open(self.path('logs', 'nova-manage.log'), 'a') as log:
+            # Nova's own command from its virtualenv.
+            done = subprocess.run(  # nosec B603
+                [self._bin('nova-manage'), '--config-file', self.conf] +
+                list(args), stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.state, env=self._env())
+        if done.returncode:
+            raise NovaError('nova-manage %s failed; see %s' % (
+                ' '.join(args), self.path('logs', 'nova-manage.log')))
+
+    def _spawn(self, name, argv):
+        with open(self.path('logs', name + '.log'), 'w') as log:
+            # Nova's commands from its virtualenv, or the runner.
+            self.processes[name] = subprocess.Popen(  # nosec B603
+                argv, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, cwd=self.state, env=self._env(),
+                start_new_session=True)
+
+    def _check_running(self):
+        for name, proc in self.processes.items():
+            if proc.poll() is not None:
+                raise NovaError('%s exited with %d; see %s' % (
+                    name, proc.returncode, self.path('logs', name + '.log')))
+
+    def _wait(self, what, check, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_running()
+            try:
+                result = check()
+            except ks_exceptions.ConnectionError:
+                result = None  # not listening yet
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                raise NovaError('timed out waiting for %s; see the logs in '
+                                '%s' % (what, self.path('logs')))
+            time.sleep(0.5)
+
+    def setup(self):
+        """Write the files and build the API, cell0 and cell1 databases.
+
+        It needs no other service, so a caller may do it while the ones
+        Nova needs start.
+        """
+        self.prepare()
+        self._manage('api_db', 'sync')
+        self._manage('cell_v2', 'map_cell0', '--database_connection',
+                     _sqlite(self.path('nova_cell0.sqlite')))
+        self._manage('cell_v2', 'create_cell', '--name', 'cell1')
+        self._manage('db', 'sync')
+        return self
+
+    def start(self, timeout=180):
+        """Start the services (after :meth:`setup`) and map the compute.
+
+        Placement must answer. It returns once the compute node is mapped
+        to its cell (by ``nova-manage cell_v2 discover_hosts``), so the
+        scheduler can place servers on it.
+        """
+        self._spawn('neutron', self._runner('neutron',
+                                            str(self.ports['neutron'])))
+        self._spawn('nova-api', self._runner('api', str(self.ports['api'])))
+        for service in ('conductor', 'scheduler', 'compute'):
+            self._spawn('nova-' + service, self._runner(
+                service, '--config-file', self.conf))
+        api = self.adapter()
+        self._wait('the compute node %s in Nova' % self.nodename,
+                   lambda: api.get('/os-hypervisors').json().get(
+                       'hypervisors'), timeout)
+        self._manage('cell_v2', 'discover_hosts')
+        return self
+
+    def stop(self):
+        """Stop every service: SIGTERM, then SIGKILL to its session."""
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.processes.values():
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        self.processes = {}
+
+    def records(self):
+        """What the virt driver was asked, oldest first.
+
+        Each record is ``{'call': spawn, reboot, power_on or destroy,
+        'instance': uuid, 'accel_info': the ARQs Nova passed}``.
+        """
+        try:
+            with open(self.path('driver-records.jsonl')) as f:
+                return [json.loads(line) for line in f]
+        except FileNotFoundError:
+            return []

@@ -1,0 +1,212 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The parts of a real Nova that its package does not run by itself.
+
+This file runs in Nova's own virtualenv (by path, not as part of Cyborg,
+which is not installed there), started by :mod:`cyborg.demo.nova`:
+
+``api PORT``
+    Nova's compute API (``nova.wsgi.osapi_compute``) served on loopback
+    by the standard library's threaded WSGI server: Nova has no
+    ``nova-api`` command any more.
+``conductor``, ``scheduler``
+    ``nova-conductor``, ``nova-scheduler``.
+``compute``
+    ``nova-compute`` with :class:`RecordingDriver`, Nova's fake virt
+    driver that also writes what it was asked to do, accelerators
+    included, to the JSON lines file ``$CYBORG_NOVA_RECORDS``. Its node is
+    named ``$CYBORG_NOVA_NODENAME`` (the FQDN, say), not ``[DEFAULT] host``.
+``neutron PORT``
+    A stand-in for Neutron answering every list with an empty one: Nova
+    asks for the ports of a server even with ``networks: none``.
+
+:func:`auth_filter_factory` is the paste filter that stands in for
+Keystone's ``auth_token`` in front of the compute API: every request is
+an admin's (and the ``service`` role's, which external events need).
+Nova 34 has no ``noauth`` mode any more.
+
+The Nova modules are imported inside functions: this file is also part of
+Cyborg's source tree, where Nova is not installed. Every service here
+lets SQLite writers wait for the lock (:func:`_wait_for_sqlite_locks`).
+"""
+
+import json
+import os
+import socketserver
+import sys
+import threading
+from wsgiref import simple_server
+
+_ROLES = 'admin,member,reader,service'
+#: Who every request to the compute API is.
+USER_ID = 'nova-test-user'
+PROJECT_ID = 'nova-test-project'
+
+
+def auth_filter_factory(global_conf, **local_conf):
+    """A paste filter: every request is an admin's, with its token kept."""
+    def make_filter(app):
+        def authenticated(environ, start_response):
+            environ.setdefault('HTTP_X_USER_ID', USER_ID)
+            environ.setdefault('HTTP_X_PROJECT_ID', PROJECT_ID)
+            environ['HTTP_X_ROLES'] = _ROLES
+            environ['HTTP_X_IDENTITY_STATUS'] = 'Confirmed'
+            environ.setdefault('HTTP_X_AUTH_TOKEN', 'admin')
+            return app(environ, start_response)
+        return authenticated
+    return make_filter
+
+
+class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, format, *args):
+        sys.stderr.write('%s\n' % (format % args))
+
+
+def _wait_for_sqlite_locks():
+    """Let SQLite writers wait for each other instead of failing.
+
+    Nova's four services share the SQLite files; Python's sqlite3 gives up
+    on a lock after five seconds, which a loaded test machine exceeds.
+    """
+    import sqlalchemy
+    from sqlalchemy import engine
+
+    def on_connect(connection, record):
+        if type(connection).__module__.startswith('sqlite3'):
+            connection.execute('PRAGMA busy_timeout = 60000')
+
+    sqlalchemy.event.listen(engine.Engine, 'connect', on_connect)
+
+
+def _serve(app, port):
+    server = simple_server.make_server('127.0.0.1', port, app,
+                                       server_class=_Server,
+                                       handler_class=_QuietHandler)
+    print('serving on http://127.0.0.1:%d' % port, flush=True)
+    server.serve_forever()
+
+
+def api(port):
+    # Nova parses sys.argv as its command line as it loads, and reads the
+    # files named by OS_NOVA_CONFIG_DIR and OS_NOVA_CONFIG_FILES.
+    sys.argv = sys.argv[:1]
+    _wait_for_sqlite_locks()
+    from nova.wsgi import osapi_compute
+    _serve(osapi_compute.application, port)
+
+
+def neutron(port):
+    def app(environ, start_response):
+        path = environ['PATH_INFO'].rstrip('/')
+        method = environ['REQUEST_METHOD']
+        if method == 'DELETE':
+            start_response('204 No Content', [])
+            return [b'']
+        if path in ('', '/v2.0') and method == 'GET':
+            body = {'versions': [{
+                'id': 'v2.0', 'status': 'CURRENT',
+                'links': [{'rel': 'self', 'href': 'http://127.0.0.1:%d/'
+                           'v2.0/' % port}]}]}
+        else:
+            # GET /v2.0/ports, /v2.0/security-groups.json, ...: nothing.
+            name = path.rsplit('/', 1)[-1]
+            if name.endswith('.json'):
+                name = name[:-len('.json')]
+            body = {name.replace('-', '_'): []}
+        data = json.dumps(body).encode()
+        start_response('200 OK', [('Content-Type', 'application/json'),
+                                  ('Content-Length', str(len(data)))])
+        return [data]
+    _serve(app, port)
+
+
+def _recording_driver():
+    from nova.virt import fake
+
+    lock = threading.Lock()
+
+    def record(call, instance, accel_info):
+        with lock, open(os.environ['CYBORG_NOVA_RECORDS'], 'a') as f:
+            f.write(json.dumps({'call': call, 'instance': instance.uuid,
+                                'accel_info': accel_info}) + '\n')
+
+    class RecordingDriver(fake.FakeDriver):
+        """The fake driver; it writes down each guest's accelerators."""
+
+        def init_host(self, host):
+            super().init_host(host)
+            self._set_nodes([os.environ.get('CYBORG_NOVA_NODENAME') or
+                             host])
+
+        def spawn(self, context, instance, image_meta, injected_files,
+                  admin_password, allocations, network_info=None,
+                  block_device_info=None, power_on=True, accel_info=None):
+            record('spawn', instance, accel_info)
+            super().spawn(context, instance, image_meta, injected_files,
+                          admin_password, allocations, network_info,
+                          block_device_info, power_on, accel_info)
+
+        def reboot(self, context, instance, network_info, reboot_type,
+                   block_device_info=None, bad_volumes_callback=None,
+                   accel_info=None, share_info=None):
+            record('reboot', instance, accel_info)
+            super().reboot(context, instance, network_info, reboot_type,
+                           block_device_info, bad_volumes_callback,
+                           accel_info, share_info)
+
+        def power_on(self, context, instance, network_info,
+                     block_device_info=None, accel_info=None,
+                     share_info=None):
+            record('power_on', instance, accel_info)
+            super().power_on(context, instance, network_info,
+                             block_device_info, accel_info, share_info)
+
+        def destroy(self, context, instance, *args, **kwargs):
+            record('destroy', instance, None)
+            super().destroy(context, instance, *args, **kwargs)
+
+    return RecordingDriver
+
+
+def service(name, argv):
+    """Run ``nova-<name>`` (conductor, scheduler or compute)."""
+    # nova.cmd patches the standard library first, as Nova's commands do.
+    import importlib
+    command = importlib.import_module('nova.cmd.' + name)
+    _wait_for_sqlite_locks()
+    if name == 'compute':
+        module = type(sys)('nova.virt.cyborg_recording')
+        module.RecordingDriver = _recording_driver()
+        # [DEFAULT] compute_driver names a module under nova.virt.
+        sys.modules[module.__name__] = module
+    sys.argv = ['nova-' + name] + argv
+    return command.main()
+
+
+def main():
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == 'api':
+        api(int(args[0]))
+    elif command == 'neutron':
+        neutron(int(args[0]))
+    elif command in ('conductor', 'scheduler', 'compute'):
+        return service(command, args)
+    else:
+        sys.exit('unknown command %s' % command)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
