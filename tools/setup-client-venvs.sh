@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Install the real clients that the functional tests drive into their own
-# virtualenvs, because their versions conflict with each other:
+# Install the real clients and services that the functional tests drive
+# into their own virtualenvs, because their requirements conflict with each
+# other's and with Cyborg's:
 #
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
+#   .venvs/keystone    Keystone, served by cheroot (cyborg/demo/keystone.py)
 #
-# Re-running it is cheap: an existing virtualenv with the right client is
+# Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
 # (default .venvs).
 set -euo pipefail
@@ -18,8 +20,8 @@ root=${CYBORG_CLIENT_VENVS:-.venvs}
 install_client() {
     local venv=$1
     shift
-    if [ -x "$venv/bin/openstack" ] \
-        && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
+    # The list of packages is written last, once they are all installed.
+    if [ -x "$venv/bin/python" ] \
         && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
         echo "== $venv is ready ($*)"
         return
@@ -36,3 +38,4 @@ install_client() {
 install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
+install_client "$root/keystone" keystone==30.0.0 cheroot==11.1.2
