@@ -7,6 +7,7 @@
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
 #                      commands)
 #   .venvs/keystone    Keystone, served by cheroot (cyborg/demo/keystone.py)
+#   .venvs/tempest     tempest + cyborg-tempest-plugin
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
@@ -39,3 +40,4 @@ install_client "$root/osc-10.3.1" python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" python-openstackclient==10.5.0
 install_client "$root/keystone" keystone==30.0.0 cheroot==11.1.2
+install_client "$root/tempest" tempest==47.0.0 cyborg-tempest-plugin==2.8.0

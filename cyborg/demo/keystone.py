@@ -39,6 +39,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 from keystoneauth1 import adapter as ks_adapter
@@ -114,6 +115,11 @@ key_repository = {state}/credential-keys
 [identity]
 # The fewest bcrypt rounds: users are made and log in by the dozen.
 password_hash_rounds = 4
+
+[cache]
+# One process serves: it may keep tokens, roles and catalog in memory.
+enabled = true
+backend = oslo_cache.dict
 """
 
 
@@ -375,6 +381,9 @@ def main(argv=None):
     parser.add_argument('--clouds-yaml', help='write clouds.yaml here')
     args = parser.parse_args(argv)
     keystone = Keystone(args.state_dir, args.port, args.venv, args.host)
+    # Keystone runs in a session of its own: stopped with this process,
+    # whether interrupted or terminated.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     try:
         keystone.start()
         for endpoint in args.endpoint:
