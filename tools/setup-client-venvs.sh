@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Install the real clients that the functional tests drive, and the
-# existing service whose database the upgrade tests convert, into their own
-# virtualenvs, because their versions conflict with each other and with
-# Cyborg's own requirements:
+# Install the real clients and services that the functional tests drive,
+# and the existing service whose database the upgrade tests convert, into
+# their own virtualenvs, because their requirements conflict with each
+# other's and with Cyborg's:
 #
 #   .venvs/osc-10.3.1  python-openstackclient 10.3.1 + python-cyborgclient 3.0.0
 #   .venvs/osc-10.5.0  python-openstackclient 10.5.0 (in-tree accelerator
@@ -13,6 +13,8 @@
 #   .venvs/openstack-cyborg-17.0.0
 #                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
 #                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt
+#   .venvs/keystone    Keystone, served by cheroot (cyborg/demo/keystone.py)
+#   .venvs/tempest     tempest + cyborg-tempest-plugin
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
@@ -28,6 +30,7 @@ root=${CYBORG_CLIENT_VENVS:-.venvs}
 install_client() {
     local venv=$1 command=$2
     shift 2
+    # The list of packages is written last, once they are all installed.
     if [ -x "$venv/bin/$command" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
         && [ "$(cat "$venv/.cyborg-clients" 2>/dev/null)" = "$*" ]; then
@@ -50,3 +53,7 @@ install_client "$root/nova-34.0.0" python nova==34.0.0
 install_client "$root/openstack-cyborg-17.0.0" cyborg-dbsync \
     openstack-cyborg==17.0.0 PyMySQL \
     -c tools/openstack-cyborg-17.0.0-constraints.txt
+install_client "$root/keystone" keystone-manage keystone==30.0.0 \
+    cheroot==11.1.2
+install_client "$root/tempest" tempest tempest==47.0.0 \
+    cyborg-tempest-plugin==2.8.0

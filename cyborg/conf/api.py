@@ -178,8 +178,9 @@ cannot page.
         help="""
 Require a service token for the calls that only Nova should make.
 
-When enabled, binding and unbinding accelerator requests (PATCH) and
-deleting them by instance need an ``X-Service-Token`` header whose token
+When enabled, binding and unbinding accelerator requests (PATCH),
+deleting them by instance and deleting one that is bound to an instance
+need an ``X-Service-Token`` header whose token
 carries one of the roles in ``[keystone_authtoken] service_token_roles``
 (``service`` by default), besides a user token that policy allows. This
 stops a user from binding requests to arbitrary hosts or releasing devices

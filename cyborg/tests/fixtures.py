@@ -11,9 +11,12 @@
 # under the License.
 """Test fixtures shared by unit and functional tests."""
 
+import atexit
 import collections
 import json
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +45,7 @@ from cyborg import context as cyborg_context
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.demo import glance as glance_server
+from cyborg.demo import keystone as keystone_server
 from cyborg.demo import nova_events
 from cyborg.demo import placement as placement_server
 from cyborg.demo import server as demo_server
@@ -50,6 +54,12 @@ from cyborg.objects import base as objects_base
 from cyborg import privsep
 
 CONF = cyborg.conf.CONF
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+#: Where ``tools/setup-client-venvs.sh`` installs the real clients and
+#: Keystone.
+VENVS = pathlib.Path(os.environ.get('CYBORG_CLIENT_VENVS',
+                                    REPO / '.venvs'))
 
 
 class Database(fixtures.Fixture):
@@ -183,23 +193,30 @@ def service_process(test, command, config_file, log_path):
     return process
 
 
-def use_admin_token(fixture, group, endpoint, token):
-    """Point keystoneauth options ``[group]`` at ``endpoint``, for a test.
+def use_auth(fixture, group, auth_type, **options):
+    """Set keystoneauth options ``[group]`` for a test.
 
-    keystoneauth's ``admin_token`` plugin sends ``token`` to ``endpoint``
-    with no Keystone in between. The overrides go when ``fixture`` is
-    cleaned up.
+    The overrides go when ``fixture`` is cleaned up.
 
     :returns: the options set.
     """
-    conf = {'auth_type': 'admin_token', 'endpoint': endpoint,
-            'token': token}
+    conf = dict(options, auth_type=auth_type)
     CONF.register_opts(
-        ks_loading.get_auth_plugin_conf_options('admin_token'), group=group)
+        ks_loading.get_auth_plugin_conf_options(auth_type), group=group)
     for key, value in conf.items():
         CONF.set_override(key, value, group=group)
         fixture.addCleanup(CONF.clear_override, key, group=group)
     return conf
+
+
+def use_admin_token(fixture, group, endpoint, token):
+    """Point keystoneauth options ``[group]`` at ``endpoint``, for a test.
+
+    keystoneauth's ``admin_token`` plugin sends ``token`` to ``endpoint``
+    with no Keystone in between.
+    """
+    return use_auth(fixture, group, 'admin_token', endpoint=endpoint,
+                    token=token)
 
 
 class NovaEvents(fixtures.Fixture):
@@ -250,6 +267,57 @@ class Placement(fixtures.Fixture):
         return placement_server.adapter(self.url, '1.39')
 
 
+class Keystone(fixtures.Fixture):
+    """The real Keystone of :mod:`cyborg.demo.keystone`, one per process.
+
+    It takes seconds to start, so the first test that uses it starts it on
+    a free port and it serves every later test of the process; it stops
+    when the process exits. Tests keep apart by the objects they make,
+    as with :class:`Placement`. :attr:`keystone` is the
+    :class:`cyborg.demo.keystone.Keystone`. Tests check :meth:`missing`
+    first and skip, saying why, when Keystone's virtualenv is missing.
+    """
+
+    VENV = VENVS / 'keystone'
+    _keystone = None
+
+    @classmethod
+    def missing(cls):
+        """Why Keystone cannot start here, or None."""
+        if not (cls.VENV / 'bin' / 'keystone-manage').exists():
+            return ('%s is missing: run tools/setup-client-venvs.sh '
+                    '(tools/run-tests.sh does)' % cls.VENV)
+        return None
+
+    @classmethod
+    def _start(cls):
+        if cls._keystone is None:
+            state = tempfile.mkdtemp(prefix='keystone-')
+            keystone = keystone_server.Keystone(
+                state, keystone_server.free_port(), cls.VENV)
+            atexit.register(shutil.rmtree, state, ignore_errors=True)
+            atexit.register(keystone.stop)
+            cls._keystone = keystone.start()
+        return cls._keystone
+
+    def _setUp(self):
+        self.keystone = self._start()
+
+    def use_for_api(self, fixture):
+        """Make the API authenticate against it, until ``fixture`` ends.
+
+        keystonemiddleware checks tokens as Cyborg's service user, the
+        ``cyborg`` persona.
+        """
+        CONF.set_override('auth_strategy', 'keystone', group='api')
+        fixture.addCleanup(CONF.clear_override, 'auth_strategy',
+                           group='api')
+        use_auth(fixture, 'keystone_authtoken', 'password',
+                 www_authenticate_uri=self.keystone.auth_url,
+                 region_name=keystone_server.REGION,
+                 **self.keystone.credentials('cyborg'))
+
+
 class Policy(fixtures.Fixture):
     """A fresh policy enforcer on its own parsed configuration.
 
@@ -269,19 +337,29 @@ class Policy(fixtures.Fixture):
 
 
 class API(fixtures.Fixture):
-    """The cyborg-api WSGI application, with noauth and a fresh policy.
+    """The cyborg-api WSGI application, with a fresh policy.
 
     It needs the Database, RPC and Conductor fixtures (in that order)
-    first. ``app`` is the application.
+    first. ``app`` is the application. It authenticates with noauth, or
+    with keystonemiddleware against ``keystone`` (a :class:`Keystone`
+    fixture) when one is given.
     """
+
+    def __init__(self, keystone=None):
+        super().__init__()
+        self.keystone = keystone
 
     def _setUp(self):
         # Imported here: only API tests need pecan and the controllers.
         from cyborg.api import app
 
         self.useFixture(Policy())
-        CONF.set_override('auth_strategy', 'noauth', group='api')
-        self.addCleanup(CONF.clear_override, 'auth_strategy', group='api')
+        if self.keystone is None:
+            CONF.set_override('auth_strategy', 'noauth', group='api')
+            self.addCleanup(CONF.clear_override, 'auth_strategy',
+                            group='api')
+        else:
+            self.keystone.use_for_api(self)
         self.app = app.setup_app()
 
 

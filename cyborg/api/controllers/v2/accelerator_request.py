@@ -65,9 +65,10 @@ def _own(ctx, filters):
 def _owned(ctx, action, uuids):
     """The ARQs of ``uuids``, each authorised for ``action`` by owner.
 
-    :raises AcceleratorRequestNotFound: one of them does not exist.
+    :raises AcceleratorRequestNotFound: one of them does not exist, or
+        belongs to another project and the caller is no administrator.
     """
-    arqs = ARQ.list(ctx, filters={'uuid': sorted(uuids)})
+    arqs = ARQ.list(ctx, filters=_own(ctx, {'uuid': sorted(uuids)}))
     missing = set(uuids) - {arq.uuid for arq in arqs}
     if missing:
         raise exception.AcceleratorRequestNotFound(
@@ -101,6 +102,13 @@ class AcceleratorRequestsController(base.CollectionController):
     query = schema.list_query
     query_2_4 = schema.list_query_2_4
     sort_keys = schema.SORT_KEYS
+
+    def _find(self, ctx, ident):
+        """Another project's ARQ is not found, as one that does not exist."""
+        arq = super()._find(ctx, ident)
+        if not ctx.is_admin and arq.project_id != ctx.project_id:
+            raise exception.AcceleratorRequestNotFound(uuid=ident)
+        return arq
 
     def _target(self, ctx, arq=None):
         """The ARQ's project; for a list, the caller's own."""
@@ -178,7 +186,11 @@ class AcceleratorRequestsController(base.CollectionController):
                 name=_('query'), reason=_('give either arqs or instance'))
         if 'arqs' in params:
             uuids = sorted({u.lower() for u in params['arqs'].split(',')})
-            _owned(ctx, rules.DELETE, uuids)
+            arqs = _owned(ctx, rules.DELETE, uuids)
+            # What is bound to an instance is Nova's to release.
+            if any(arq.instance_uuid for arq in arqs):
+                auth.require_service_token(ctx, _(
+                    'Deleting accelerator requests bound to an instance'))
             base.conductor().arq_delete(ctx, uuids=uuids)
         else:
             instance = params['instance'].lower()

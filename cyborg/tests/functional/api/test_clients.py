@@ -22,7 +22,6 @@ python-openstackclient 10.5.0 from the virtualenvs that
 
 import json
 import os
-import pathlib
 import subprocess
 
 import fixtures
@@ -41,9 +40,6 @@ from cyborg.tests import fixtures as cyborg_fixtures
 
 CONF = cyborg.conf.CONF
 
-REPO = pathlib.Path(__file__).resolve().parents[4]
-VENVS = pathlib.Path(os.environ.get('CYBORG_CLIENT_VENVS',
-                                    REPO / '.venvs'))
 RP_UUID = '7c1f4c5e-6a0e-4f7e-9d0c-3d5a4f2b1e10'
 INSTANCE = '5d7a0b4d-5a5b-4bd8-9f6b-0f3c8e3c0c11'
 IMAGE = '9a17439a-85d0-4c53-a3d3-0f68a2eac896'
@@ -97,7 +93,7 @@ class LiveTestCase(base.TestCase):
         self.useFixture(cyborg_fixtures.RPC())
         self.useFixture(cyborg_fixtures.Conductor())
         self.useFixture(cyborg_fixtures.StandInAgent('host1'))
-        app = self.useFixture(cyborg_fixtures.API()).app
+        app = self.useFixture(self.api_fixture()).app
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')
         server = self.useFixture(Server(
             app, make=lambda a: api_cmd.make_server(CONF, a)))
@@ -107,6 +103,10 @@ class LiveTestCase(base.TestCase):
             ctx, hostname='host1', resource_class='FPGA')
         self.deployable = db_api.update(ctx, 'deployable', deployable.uuid,
                                         {'rp_uuid': RP_UUID})
+
+    def api_fixture(self):
+        """The API under test; this one trusts every caller (noauth)."""
+        return cyborg_fixtures.API()
 
     def bind_patch(self):
         return [{'op': 'add', 'path': '/hostname', 'value': 'host1'},
@@ -301,7 +301,7 @@ class CLITests:
 
     def setUp(self):
         super().setUp()
-        self.command = VENVS / self.VENV / 'bin' / 'openstack'
+        self.command = cyborg_fixtures.VENVS / self.VENV / 'bin' / 'openstack'
         if not self.command.exists():
             self.skipTest('%s is missing: run tools/setup-client-venvs.sh '
                           '(tools/run-tests.sh does)' % self.command)
