@@ -33,8 +33,7 @@ from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_keystone
 
 #: Tests of the plugin left out, each with why: Cyborg answers bad input
-#: with a 4xx where the existing service failed with a 500, and refuses a
-#: device type filter that is no device type.
+#: with a 4xx where the existing service failed with a 500.
 EXCLUDED = {
     r'test_device_profile_negative\.DeviceProfileNegativeTest\.'
     r'test_create_device_profile_server_fault':
@@ -45,9 +44,6 @@ EXCLUDED = {
     r'test_device_profile_negative\.DeviceProfileNegativeTest\.'
     r'test_create_device_profile_name_to_long':
         'expects 500 for a 256-character name; we answer 400',
-    r'test_device\.TestDevice\.test_list_devices_filter_by_non_exist_type':
-        'expects 200 and no devices for ?type=fake_type; we answer 400 '
-        'for a type that is not a device type',
 }
 #: cyborg-tempest-plugin 2.8.0 has 42 API tests, SRBAC ones included.
 EXPECTED_PASSED = 42 - len(EXCLUDED)
