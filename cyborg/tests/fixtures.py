@@ -324,7 +324,13 @@ class Policy(fixtures.Fixture):
     The enforcer needs a parsed configuration to look for policy files;
     a private one keeps tests independent of the global CONF. ``conf``
     takes [oslo_policy] overrides (call ``policy.reset()`` after them).
+
+    :param policy_file: a ``policy.yaml`` to load, if any.
     """
+
+    def __init__(self, policy_file=None):
+        super().__init__()
+        self.policy_file = policy_file
 
     def _setUp(self):
         from cyborg import policy
@@ -332,7 +338,7 @@ class Policy(fixtures.Fixture):
         self.conf = cfg.ConfigOpts()
         self.conf([], project='cyborg', default_config_files=[])
         policy.reset()
-        policy.init(self.conf)
+        policy.init(self.conf, policy_file=self.policy_file)
         self.addCleanup(policy.reset)
 
 

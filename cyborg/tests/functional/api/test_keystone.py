@@ -362,3 +362,38 @@ class TestServiceTokenGates(KeystoneTestCase):
         self.assertEqual(204, self.call('DELETE', path, 'member',
                                         service='service').status_code)
         self.assertEqual(set(), self.arq_uuids('member'))
+
+
+class TestDocumentedPolicyFile(KeystoneTestCase):
+    """The example policy.yaml of the policy guide, loaded as it is shown."""
+
+    def _documented_policy(self):
+        guide = os.path.join(os.path.dirname(__file__), *(['..'] * 4),
+                             'doc', 'source', 'configuration', 'policy.rst')
+        with open(guide) as f:
+            text = f.read()
+        block = text.split('An example policy file', 1)[1].split(
+            '.. code-block:: yaml', 1)[1]
+        lines = []
+        for line in block.splitlines()[1:]:
+            if line and not line.startswith('   '):
+                break
+            lines.append(line[3:])
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines))
+        return path
+
+    def test_the_example_takes_effect(self):
+        profile = {'name': 'example', 'groups': [{'resources:FPGA': '1'}]}
+        self.assertEqual(403, self.call('GET', '/devices',
+                                        'member').status_code)
+        self.useFixture(cyborg_fixtures.Policy(self._documented_policy()))
+        self.assertEqual(200, self.call('GET', '/devices',
+                                        'member').status_code)
+        self.assertEqual(200, self.call('GET', '/devices',
+                                        'reader').status_code)
+        # admin is no longer enough to administer Cyborg.
+        self.assertEqual(403, self.call('POST', '/device_profiles', 'admin',
+                                        json=[profile]).status_code)

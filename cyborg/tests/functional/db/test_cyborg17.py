@@ -39,9 +39,8 @@ from cyborg.db import migration
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
-from cyborg.tests.functional.api import test_clients
 
-VENV = test_clients.VENVS / 'openstack-cyborg-17.0.0'
+VENV = cyborg_fixtures.VENVS / 'openstack-cyborg-17.0.0'
 SEED = pathlib.Path(__file__).with_name('cyborg17_seed.py')
 CHECK = 'openstack-cyborg 17.0.0 database'
 SUCCESS, WARNING, FAILURE = 0, 1, 2
