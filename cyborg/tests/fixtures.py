@@ -193,6 +193,14 @@ def service_process(test, command, config_file, log_path):
     return process
 
 
+def _unregister(opts, group):
+    # An auth plugin's option left registered, such as the required
+    # auth_url of "password", would fail every later parse of CONF.
+    CONF.reset()
+    for opt in opts:
+        CONF.unregister_opt(opt, group=group)
+
+
 def use_auth(fixture, group, auth_type, **options):
     """Set keystoneauth options ``[group]`` for a test.
 
@@ -201,8 +209,9 @@ def use_auth(fixture, group, auth_type, **options):
     :returns: the options set.
     """
     conf = dict(options, auth_type=auth_type)
-    CONF.register_opts(
-        ks_loading.get_auth_plugin_conf_options(auth_type), group=group)
+    plugin_opts = ks_loading.get_auth_plugin_conf_options(auth_type)
+    CONF.register_opts(plugin_opts, group=group)
+    fixture.addCleanup(_unregister, plugin_opts, group)
     for key, value in conf.items():
         CONF.set_override(key, value, group=group)
         fixture.addCleanup(CONF.clear_override, key, group=group)

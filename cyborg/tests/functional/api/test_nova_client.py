@@ -32,7 +32,6 @@ from testtools import content
 
 from cyborg import exception
 from cyborg.tests import fixtures as cyborg_fixtures
-from cyborg.tests.functional.api import test_clients
 from cyborg.tests.functional.demo import test_nova_sim
 
 DRIVER = pathlib.Path(__file__).with_name('nova_client_driver.py')
@@ -155,7 +154,7 @@ class TestNovaClient(test_nova_sim.SimulatedHostTestCase):
 
     def setUp(self):
         super().setUp()
-        python = test_clients.VENVS / 'nova-34.0.0' / 'bin' / 'python'
+        python = cyborg_fixtures.VENVS / 'nova-34.0.0' / 'bin' / 'python'
         if not python.exists():
             self.skipTest('%s is missing: run tools/setup-client-venvs.sh '
                           '(tools/run-tests.sh does)' % python)

@@ -382,13 +382,12 @@ class TestComputeNodeName(BindTestCase):
         self.assertEqual([('create_mdev', 'host1'), ('remove_mdev', 'host1')],
                          [c[:2] for c in self.agent.calls])
 
-    def test_another_compute_node_name_fails(self):
-        instance = self._bind([self.arq],
-                              host=self.placement.hostname + '-other')
-        self.assertEqual(states.BIND_FAILED, self._get(self.arq).state)
-        self.assertEqual([(self.arq.uuid, 'failed')],
-                         self._statuses(instance))
-        self.assertIn('RP of another host', self.log.output)
+    def test_another_compute_node_name_is_refused(self):
+        other = self.placement.hostname + '-other'
+        error = self.assertRaises(exception.BindRefused, self._bind,
+                                  [self.arq], host=other)
+        self.assertIn('it is on host host1, not on %s' % other, str(error))
+        self.assertEqual(states.INITIAL, self._get(self.arq).state)
         self.assertEqual([], self.agent.calls)
 
 
