@@ -15,18 +15,20 @@ Not part of our code: ``test_cyborg17`` runs this file with the Python of
 the virtualenv that holds openstack-cyborg 17.0.0, so every ``cyborg``
 below is that package. Usage::
 
-    python cyborg17_seed.py CONFIG_FILE
+    python cyborg17_seed.py CONFIG_FILE [HOSTNAME]
 
 It creates two hosts' hardware (an FPGA whose deployable has a child, a
 GPU being cleaned with a PCI and an MDEV handle), three device profiles
 and ARQs in every state the service can reach (not UnbindFailed: its
 MySQL schema cannot hold it, and its code fails before it would set it),
 then prints, as JSON, every row as the service's own objects read it
-back.
+back. Given a HOSTNAME, it creates instead what 17.0.0 reported for one
+simulated host (see ``_reported_host``).
 """
 
 import json
 import sys
+import uuid
 
 from cyborg.common import constants
 from cyborg.common import rpc
@@ -216,14 +218,67 @@ def _dump(ctx):
     }
 
 
-def main(config_file):
+def _reported_host(ctx, hostname):
+    """What 17.0.0's agent and conductor write for a host's hardware.
+
+    The rows are made by 17.0.0's own drivers' code from what their
+    discovery reads of the simulated host that ``test_cyborg17_host``
+    builds: an Intel PAC Arria 10 FPGA at 0000:5e:00.0 without SR-IOV, an
+    NVIDIA T4 at 0000:3b:00.0 offered whole, and the fake driver's
+    device. Each deployable gets the provider uuid that 17.0.0's
+    conductor derives from its name; one ARQ is bound on each.
+    """
+    from cyborg.accelerator.drivers import fake
+    from cyborg.accelerator.drivers.fpga.intel import sysinfo as fpga
+    from cyborg.accelerator.drivers.gpu.nvidia import sysinfo as gpu
+
+    CONF.set_override('host', hostname)
+    devices = [
+        fpga._generate_driver_device({
+            # What fpga_tree() reads, its name after socket.gethostname()
+            # (here CONF.host, as by default).
+            'type': 'FPGA', 'devices': '0000:5e:00.0', 'stub': False,
+            'name': hostname + '_0000:5e:00.0', 'vendor': '0x8086',
+            'product_id': '0x09c4', 'rc': 'FPGA',
+            'traits': ['CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_ARRIA10']},
+            False),
+        gpu._generate_driver_device(dict(
+            # What get_pci_devices() and lspci read.
+            vendor_id='10de', device_id='1eb8', address='0000:3b:00.0',
+            device_name='Tesla T4', class_name='3D controller',
+            hostname=hostname, rc='PGPU',
+            **gpu._get_traits('10de', '1eb8'))),
+        *fake.FakeDriver().discover()]
+    for device in devices:
+        device.create(ctx, hostname)
+    profile = objects.DeviceProfile(context=ctx, name='host-dp', groups=[
+        {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'},
+        {'resources:PGPU': '1'},
+        {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}])
+    profile.create(ctx)
+    for group_id, device in enumerate(devices):
+        [dep] = device.deployable_list
+        deployable = objects.Deployable.get_by_name(ctx, dep.name)
+        deployable.rp_uuid = str(uuid.uuid3(uuid.NAMESPACE_DNS,
+                                            deployable.name))
+        deployable.save(ctx)
+        bound = _arq(ctx, profile, group_id)
+        _start_bind(ctx, bound, hostname, deployable)
+        bound.bind(ctx, deployable)
+
+
+def main(config_file, hostname=None):
+    """Seed the two hosts, or what ``hostname`` reported, and dump."""
     CONF(['--config-file', config_file], project='cyborg')
     rpc.init(CONF)
     objects.register_all()
     ctx = context.get_admin_context()
-    fpga, gpu = _hardware(ctx)
-    fpga_profile, gpu_profile, _unused = _profiles(ctx)
-    _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu)
+    if hostname:
+        _reported_host(ctx, hostname)
+    else:
+        fpga, gpu = _hardware(ctx)
+        fpga_profile, gpu_profile, _unused = _profiles(ctx)
+        _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu)
     json.dump(_dump(ctx), sys.stdout, default=str)
 
 
