@@ -354,6 +354,44 @@ class TestUpgradeSQLite(_Upgrade, base.TestCase):
                       self.dbsync('upgrade').stdout)
         self.assert_read_back(theirs)
 
+    def test_deployables_renamed_as_our_drivers_report_them(self):
+        self.seed()
+        with self.engine.begin() as connection:
+            # The GPU offers one vGPU type, with 17.0.0's marks; the FPGA
+            # card gets a second top-level deployable, as 17.0.0 made one
+            # per virtual function of QAT and NIC cards.
+            connection.execute(sa.text(
+                "UPDATE attach_handles SET attach_type = 'MDEV', "
+                "attach_info = :info WHERE attach_info LIKE '%3b%'"),
+                {'info': json.dumps({
+                    'domain': '0000', 'bus': '3b', 'device': '00',
+                    'function': '0', 'asked_type': 'nvidia-222',
+                    'vgpu_mark': 'nvidia-222_0'})})
+            connection.execute(sa.text(
+                "INSERT INTO deployables (uuid, name, num_accelerators, "
+                "device_id) SELECT :uuid, 'compute-1_0000:5e:00.4', 1, "
+                "device_id FROM deployables WHERE name = :name"),
+                {'uuid': 'd0d0d0d0-0000-4000-8000-000000000004',
+                 'name': 'compute-1_0000:5e:00.0'})
+        code, details = self.upgrade_check()
+        self.assertEqual(WARNING, code)
+        self.assertIn('one deployable per virtual function', details)
+        self.assertIn('d0d0d0d0-0000-4000-8000-000000000004', details)
+        self.dbsync('upgrade')
+        with self.engine.connect() as connection:
+            self.assertEqual(
+                ['0000:3b:00.0_nvidia-222', '0000:5e:00.0',
+                 '0000:5e:00.0_region1', '0000:5e:00.4'],
+                sorted(connection.execute(sa.text(
+                    'SELECT name FROM deployables')).scalars()))
+            infos = [json.loads(info) for info in connection.execute(
+                sa.text("SELECT attach_info FROM attach_handles WHERE "
+                        "attach_type = 'MDEV'")).scalars()]
+        self.assertEqual(2, len(infos))
+        self.assertEqual([{'domain': '0000', 'bus': '3b', 'device': '00',
+                           'function': '0', 'asked_type': 'nvidia-222'}] * 2,
+                         infos)
+
     def test_revisions_it_does_not_convert(self):
         before = self.dump()
         for revision, says in (
