@@ -34,11 +34,12 @@ and changes nothing; ``cyborg-status upgrade check`` reports it.
 """
 
 import collections
+import itertools
 import json
-import re
 
 import sqlalchemy as sa
 
+from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg import exception
 from cyborg.i18n import _
@@ -99,8 +100,6 @@ _FAKE_DEPLOYABLE = 'FakeDevice'
 #: Attach info that 17.0.0 keeps in MDEV handles and this release does
 #: not: a mark per handle, ``<type>_<number>``, that nothing reads.
 _MDEV_MARK = 'vgpu_mark'
-#: What 17.0.0's fake driver turns into ``_`` in its deployable's name.
-_NOT_IN_FAKE_NAME = re.compile(r'[^a-zA-Z0-9_-]')
 
 
 class Found:
@@ -483,11 +482,11 @@ def _handle_info(row, problems):
 
 
 def _json_or_none(text):
+    """The dict that JSON ``text`` holds, or None."""
     try:
-        value = json.loads(text)
+        return _json_object(text, dict)
     except (TypeError, ValueError):
         return None
-    return value if isinstance(value, dict) else None
 
 
 def _deployables(read, warnings):
@@ -499,7 +498,8 @@ def _deployables(read, warnings):
     type>``. The inventory of a host matches a deployable by its name, so
     each is given the name its host reports for it: it keeps its uuid,
     its handles and the accelerator requests that hold them, and its
-    resource provider (named ``<host>_<name>``) keeps its uuid.
+    ``rp_uuid``, by which the Placement sync adopts its provider where
+    that is not named ``<host>_<name>``.
     """
     hosts = {row['id']: row['hostname'] for row in read['devices']}
     addresses = {}
@@ -525,9 +525,8 @@ def _deployables(read, warnings):
         types = mdev_types.get(row['id'], set())
         mdev_type = next(iter(types)) if len(types) == 1 else None
         name = row['name']
-        if row['driver_name'] == _FAKE_DRIVER and name == (
-                _NOT_IN_FAKE_NAME.sub('_', '%s_%s' % (
-                    host, _FAKE_DEPLOYABLE))):
+        if (row['driver_name'] == _FAKE_DRIVER and
+                name.endswith('_' + _FAKE_DEPLOYABLE)):
             name = _FAKE_DEPLOYABLE
         elif (address and row['parent_id'] is None and
               roots[row['device_id']] == 1):
@@ -551,16 +550,34 @@ def _deployables(read, warnings):
 
 
 def _attributes(read, problems):
-    seen = set()
+    """Attributes; a trait key a deployable has twice takes a free number.
+
+    17.0.0's Intel FPGA driver numbers the traits of a card's virtual
+    functions on from the last number of the card's own, so a card with
+    SR-IOV on has ``trait<N>`` twice. Every trait is kept: this release
+    reads the traits of any ``trait<N>`` keys.
+    """
+    keys = collections.defaultdict(set)
     for row in read:
-        if len(row['key']) > 255 or len(row['value']) > 255:
+        keys[row['deployable_id']].add(row['key'])
+    out, seen = [], set()
+    for row in read:
+        key, taken = row['key'], keys[row['deployable_id']]
+        if len(key) > 255 or len(row['value']) > 255:
             problems.add(_('Attributes whose key or value is longer than '
                            '255 characters'), row['uuid'])
-        if (row['deployable_id'], row['key']) in seen:
-            problems.add(_('Attributes whose key their deployable has '
-                           'twice'), row['uuid'])
-        seen.add((row['deployable_id'], row['key']))
-    return [dict(row) for row in read]
+        if (row['deployable_id'], key) in seen:
+            if common_attributes.is_trait_key(key):
+                key = next(k for k in map('trait%d'.__mod__,
+                                          itertools.count())
+                           if k not in taken)
+                taken.add(key)
+            else:
+                problems.add(_('Attributes whose key their deployable has '
+                               'twice'), row['uuid'])
+        seen.add((row['deployable_id'], key))
+        out.append(dict(row, key=key))
+    return out
 
 
 def _arqs(read, groups, problems, found):

@@ -223,25 +223,35 @@ def _reported_host(ctx, hostname):
 
     The rows are made by 17.0.0's own drivers' code from what their
     discovery reads of the simulated host that ``test_cyborg17_host``
-    builds: an Intel PAC Arria 10 FPGA at 0000:5e:00.0 without SR-IOV, an
-    NVIDIA T4 at 0000:3b:00.0 offered whole, and the fake driver's
-    device. Each deployable gets the provider uuid that 17.0.0's
-    conductor derives from its name; one ARQ is bound on each.
+    builds: an Intel PAC Arria 10 FPGA at 0000:5e:00.0 with two VFs (its
+    port and AFU on the first), an NVIDIA T4 at 0000:3b:00.0 offered
+    whole, and the fake driver's device. Each deployable gets the provider
+    uuid that 17.0.0's conductor derives from its name; one ARQ is bound
+    on each.
     """
     from cyborg.accelerator.drivers import fake
     from cyborg.accelerator.drivers.fpga.intel import sysinfo as fpga
     from cyborg.accelerator.drivers.gpu.nvidia import sysinfo as gpu
 
     CONF.set_override('host', hostname)
+    function = 'CUSTOM_FPGA_FUNCTION_ID_INTEL_' + '0' * 32
+
+    def fpga_info(address, product, traits):
+        # What fpga_tree() reads of a PF or VF, named after
+        # socket.gethostname() (here CONF.host, as by default).
+        info = {'type': 'FPGA', 'devices': address, 'stub': False,
+                'name': hostname + '_' + address, 'vendor': '0x8086',
+                'product_id': product, 'rc': 'FPGA'}
+        if traits is not None:
+            info['traits'] = traits
+        return info
+
+    card = fpga_info('0000:5e:00.0', '0x09c4', [
+        'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_PAC_ARRIA10', function])
+    card['regions'] = [fpga_info('0000:5e:00.1', '0x09c5', [function]),
+                       fpga_info('0000:5e:00.2', '0x09c5', None)]
     devices = [
-        fpga._generate_driver_device({
-            # What fpga_tree() reads, its name after socket.gethostname()
-            # (here CONF.host, as by default).
-            'type': 'FPGA', 'devices': '0000:5e:00.0', 'stub': False,
-            'name': hostname + '_0000:5e:00.0', 'vendor': '0x8086',
-            'product_id': '0x09c4', 'rc': 'FPGA',
-            'traits': ['CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_ARRIA10']},
-            False),
+        fpga._generate_driver_device(card, True),
         gpu._generate_driver_device(dict(
             # What get_pci_devices() and lspci read.
             vendor_id='10de', device_id='1eb8', address='0000:3b:00.0',

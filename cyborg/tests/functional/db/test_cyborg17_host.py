@@ -32,6 +32,7 @@ from cyborg.tests.functional.db import test_cyborg17
 from cyborg.tests import sysfs_tree
 
 FPGA = '0000:5e:00.0'
+FPGA_VF = '0000:5e:00.2'
 GPU = '0000:3b:00.0'
 
 
@@ -112,10 +113,14 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         theirs = self.seed(self.host)
         bound = {arq['uuid']: arq for arq in theirs['accelerator_requests']}
         self.assertEqual({'Bound'}, {a['state'] for a in bound.values()})
+        # 17.0.0 named the FPGA with SR-IOV after its last VF, and gave
+        # it trait2 twice.
         self.assertEqual(
-            {self.host + '_' + FPGA, self.host + '_' + GPU,
+            {self.host + '_' + FPGA_VF, self.host + '_' + GPU,
              self.host + '_FakeDevice'},
             {dep['name'] for dep in theirs['deployables']})
+        self.assertEqual(2, [a['key'] for a in theirs['attributes']].count(
+            'trait2'))
         allocations = self._legacy_providers(compute, theirs)
         providers = self._children(compute)
         self.assertEqual(3, len(providers))
@@ -123,7 +128,8 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         self.dbsync('upgrade')
         conductor = self.serve()
         self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
-            ('intel_fpga', FPGA, {}), ('nvidia_gpu', GPU, {})]))
+            ('intel_fpga', FPGA, dict(vfs=2, layout='intel')),
+            ('nvidia_gpu', GPU, {})]))
         api = rpcapi.ConductorAPI()
         tracker = resource_tracker.ResourceTracker(
             self.host, drivers_base.load([
