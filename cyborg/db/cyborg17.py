@@ -543,7 +543,9 @@ def _deployables(read, warnings):
                 'SR-IOV on), which this release reports as one '
                 'deployable per device: on the first report of their '
                 'host they are replaced, or kept while an accelerator '
-                'request holds them; unbind those requests first'),
+                'request holds them, their providers counting the same '
+                'virtual functions as the new one; unbind those requests '
+                'first'),
                 row['uuid'])
         out.append(dict(row, name=name))
     return out

@@ -15,7 +15,7 @@ Not part of our code: ``test_cyborg17`` runs this file with the Python of
 the virtualenv that holds openstack-cyborg 17.0.0, so every ``cyborg``
 below is that package. Usage::
 
-    python cyborg17_seed.py CONFIG_FILE [HOSTNAME]
+    python cyborg17_seed.py CONFIG_FILE [HOSTNAME [host|qat]]
 
 It creates two hosts' hardware (an FPGA whose deployable has a child, a
 GPU being cleaned with a PCI and an MDEV handle), three device profiles
@@ -259,32 +259,69 @@ def _reported_host(ctx, hostname):
             hostname=hostname, rc='PGPU',
             **gpu._get_traits('10de', '1eb8'))),
         *fake.FakeDriver().discover()]
-    for device in devices:
-        device.create(ctx, hostname)
-    profile = objects.DeviceProfile(context=ctx, name='host-dp', groups=[
+    _report_and_bind(ctx, hostname, devices, [
         {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'},
         {'resources:PGPU': '1'},
         {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}])
+
+
+def _reported_qat_host(ctx, hostname):
+    """What 17.0.0 writes for a QAT C62x card with two VFs at 0000:3d:00.0.
+
+    One deployable per VF, each named after the VF; an ARQ is bound on
+    the first.
+    """
+    from cyborg.accelerator.drivers.qat.intel import sysinfo as qat
+
+    def qat_gen(address, product):
+        # What qat_gen() reads of a PF or VF.
+        return {'name': hostname + '_' + address, 'device': address,
+                'type': 'QAT', 'vendor': '0x8086', 'product_id': product,
+                'rc': qat.RESOURCES['qat'], 'stub': False}
+
+    card = qat_gen('0000:3d:00.0', '0x37c8')
+    card['vfs'] = [qat_gen('0000:3d:00.%d' % n, '0x37c9') for n in (1, 2)]
+    _report_and_bind(ctx, hostname, [qat._generate_driver_device(card)],
+                     [{'resources:%s' % qat.RESOURCES['qat']: '1'}])
+
+
+def _report_and_bind(ctx, hostname, devices, groups):
+    """Write the driver devices; bind an ARQ on each's first deployable.
+
+    Each deployable gets the provider uuid that 17.0.0's conductor
+    derives from its name. The ARQ of device N asks for group N.
+    """
+    for device in devices:
+        device.create(ctx, hostname)
+        for dep in device.deployable_list:
+            deployable = objects.Deployable.get_by_name(ctx, dep.name)
+            deployable.rp_uuid = str(uuid.uuid3(uuid.NAMESPACE_DNS,
+                                                deployable.name))
+            deployable.save(ctx)
+    profile = objects.DeviceProfile(context=ctx, name='host-dp',
+                                    groups=groups)
     profile.create(ctx)
     for group_id, device in enumerate(devices):
-        [dep] = device.deployable_list
-        deployable = objects.Deployable.get_by_name(ctx, dep.name)
-        deployable.rp_uuid = str(uuid.uuid3(uuid.NAMESPACE_DNS,
-                                            deployable.name))
-        deployable.save(ctx)
+        deployable = objects.Deployable.get_by_name(
+            ctx, device.deployable_list[0].name)
         bound = _arq(ctx, profile, group_id)
         _start_bind(ctx, bound, hostname, deployable)
         bound.bind(ctx, deployable)
 
 
-def main(config_file, hostname=None):
-    """Seed the two hosts, or what ``hostname`` reported, and dump."""
+def main(config_file, hostname=None, kind='host'):
+    """Seed the two hosts, or what ``hostname`` reported, and dump.
+
+    :param kind: ``host`` or ``qat``: see ``_reported_host`` and
+        ``_reported_qat_host``.
+    """
     CONF(['--config-file', config_file], project='cyborg')
     rpc.init(CONF)
     objects.register_all()
     ctx = context.get_admin_context()
     if hostname:
-        _reported_host(ctx, hostname)
+        {'host': _reported_host, 'qat': _reported_qat_host}[kind](
+            ctx, hostname)
     else:
         fpga, gpu = _hardware(ctx)
         fpga_profile, gpu_profile, _unused = _profiles(ctx)

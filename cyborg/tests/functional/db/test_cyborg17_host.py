@@ -23,6 +23,7 @@ on, the bound instances keep their accelerators.
 import uuid as uuid_lib
 
 from cyborg.agent import resource_tracker
+from cyborg.common import pci_address
 from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
 from cyborg.drivers import base as drivers_base
@@ -33,6 +34,8 @@ from cyborg.tests import sysfs_tree
 
 FPGA = '0000:5e:00.0'
 FPGA_VF = '0000:5e:00.2'
+QAT = '0000:3d:00.0'
+QAT_VFS = ('0000:3d:00.1', '0000:3d:00.2')
 GPU = '0000:3b:00.0'
 
 
@@ -52,7 +55,11 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         """Providers and allocations as 17.0.0's conductor and Nova made.
 
         Named after the deployable, uuid3 of the name; OWNER_CYBORG on
-        the GPU only; an allocation for each bound instance.
+        the GPU only; an allocation for each bound instance, whose
+        consumer is the ARQ's uuid (the seed's instance uuids repeat, and
+        the tests of a process share Placement).
+
+        :returns: {consumer: its allocations}.
         """
         traits = {}
         for attribute in theirs['attributes']:
@@ -86,13 +93,13 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         for arq in theirs['accelerator_requests']:
             rc = providers[arq['device_rp_uuid']]
             self._ok(self.direct.put(
-                '/allocations/%s' % arq['instance_uuid'], json={
+                '/allocations/%s' % arq['uuid'], json={
                     'allocations': {arq['device_rp_uuid']: {
                         'resources': {rc: 1}}},
                     'project_id': arq['project_id'], 'user_id': 'u',
                     'consumer_generation': None,
                     'consumer_type': 'INSTANCE'}), 204)
-            allocations[arq['instance_uuid']] = {
+            allocations[arq['uuid']] = {
                 arq['device_rp_uuid']: {rc: 1}}
         return allocations
 
@@ -106,6 +113,22 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         return {rp: alloc['resources'] for rp, alloc in self._ok(
             self.direct.get('/allocations/%s' % consumer))[
                 'allocations'].items()}
+
+    def _upgrade_and_report(self, compute, description, drivers):
+        """Our dbsync; then our agent's first report of the host.
+
+        :returns: the conductor fixture and the agent's resource tracker.
+        """
+        self.dbsync('upgrade')
+        conductor = self.serve()
+        self.useFixture(sysfs_tree.SimulatedHost(self.conf, description))
+        api = rpcapi.ConductorAPI()
+        tracker = resource_tracker.ResourceTracker(
+            self.host, drivers_base.load(drivers), api)
+        self.assertEqual(compute, api.compute_node_rp(
+            self.admin_context, hostname=self.host, rp_name=self.host))
+        self.assertTrue(tracker.report())
+        return conductor, tracker
 
     def test_devices_instances_and_providers_carry_on(self):
         compute = self._ok(self.direct.post(
@@ -125,19 +148,10 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         providers = self._children(compute)
         self.assertEqual(3, len(providers))
 
-        self.dbsync('upgrade')
-        conductor = self.serve()
-        self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
+        conductor, tracker = self._upgrade_and_report(compute, [
             ('intel_fpga', FPGA, dict(vfs=2, layout='intel')),
-            ('nvidia_gpu', GPU, {})]))
-        api = rpcapi.ConductorAPI()
-        tracker = resource_tracker.ResourceTracker(
-            self.host, drivers_base.load([
-                'intel_fpga_driver', 'nvidia_gpu_driver', 'fake_driver']),
-            api)
-        self.assertEqual(compute, api.compute_node_rp(
-            self.admin_context, hostname=self.host, rp_name=self.host))
-        self.assertTrue(tracker.report())
+            ('nvidia_gpu', GPU, {})],
+            ['intel_fpga_driver', 'nvidia_gpu_driver', 'fake_driver'])
 
         # The same deployables, renamed as our drivers name them, none
         # vanished and none added; each adopted its provider.
@@ -187,3 +201,39 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         self.assertEqual(len(handles), len(db_api.get_all(
             ctx, 'attach_handle')))
         self.assertEqual(providers, self._children(compute))
+
+    def test_qat_virtual_function_held_stays_busy(self):
+        # 17.0.0 made one deployable per VF of a QAT card; this release
+        # makes one for the card. An instance holds the first VF.
+        compute = self._ok(self.direct.post(
+            '/resource_providers', json={'name': self.host}))['uuid']
+        theirs = self.seed(self.host, 'qat')
+        [arq] = theirs['accelerator_requests']
+        held = [dep for dep in theirs['deployables']
+                if dep['id'] == arq['deployable_id']]
+        self.assertEqual([self.host + '_' + QAT_VFS[0]],
+                         [dep['name'] for dep in held])
+        allocations = self._legacy_providers(compute, theirs)
+        code, details = self.upgrade_check()
+        self.assertEqual(test_cyborg17.WARNING, code)
+        self.assertIn('one deployable per virtual function', details)
+
+        self._upgrade_and_report(compute, [('intel_qat', QAT, dict(vfs=2))],
+                                 ['intel_qat_driver'])
+
+        # The held VF's deployable, handle and provider are kept; the
+        # card's deployable offers both VFs, the held one in use.
+        ctx = self.admin_context
+        self.assertEqual({held[0]['uuid'], None}, {
+            dep.uuid if dep.name == QAT_VFS[0] else None
+            for dep in db_api.get_all(ctx, 'deployable')})
+        self.assertEqual(arq['attach_handle_id'], db_api.get(
+            ctx, 'accelerator_request', arq['uuid']).attach_handle_id)
+        card = db_api.get_all(ctx, 'deployable', filters={'name': QAT})[0]
+        self.assertEqual(
+            {QAT_VFS[0]: True, QAT_VFS[1]: False},
+            {pci_address.join(h.attach_info): h.in_use
+             for h in db_api.get_all(ctx, 'attach_handle',
+                                     filters={'deployable_id': card.id})})
+        self.assertEqual(allocations[arq['uuid']],
+                         self._allocations(arq['uuid']))
