@@ -73,8 +73,8 @@ def apply(context, hostname, devices):
     accelerator requests hold are never deleted: a device that is no
     longer reported but holds one is kept with its whole tree and marked
     ``vanished_at`` until a later report finds it free; a handle reported
-    under another deployable with the key of a held one is in use
-    meanwhile.
+    for the function of a held handle that is no longer reported (under
+    another deployable, or with other attach info) is in use meanwhile.
 
     A root deployable has no ``parent_id`` nor ``root_id``; a child points
     at its parent and at the root of its tree.
@@ -116,6 +116,16 @@ def _pci_address(info):
 
 def _handle_key(attach_type, attach_info):
     return attach_type, json.dumps(attach_info, sort_keys=True)
+
+
+def _function_key(attach_type, attach_info):
+    """What a handle hands out: its type, function and mdev type.
+
+    Handles of one function may differ in other attach info (a physical
+    network that the configuration added).
+    """
+    return (attach_type, _pci_address(attach_info),
+            attach_info.get('asked_type'))
 
 
 def _wanted(hostname, devices):
@@ -424,13 +434,15 @@ class _Applier:
             self._touched(row)
 
     def _held_elsewhere(self, reported):
-        """How many held handles of each key their deployable no longer has.
+        """Held handles their deployable no longer reports, by function.
 
         Such a handle is kept while its ARQ holds it, but the host may
         report its function under another deployable (a driver grouping
         functions otherwise, as openstack-cyborg 17.0.0's drivers did
-        with one deployable per virtual function): a handle reported with
-        the same key is in use until then, so no other ARQ gets it.
+        with one deployable per virtual function) or with other attach
+        info: a handle reported for the same function (see
+        :func:`_function_key`) is in use until then, so no other ARQ gets
+        it.
 
         :param reported: {name: (device, control path, reported dict)}.
         """
@@ -449,7 +461,8 @@ class _Applier:
                     if kept[key]:
                         kept[key] -= 1
                     else:
-                        busy[key] += 1
+                        busy[_function_key(row.attach_type,
+                                           row.attach_info)] += 1
         return busy
 
     def _apply_handles(self, row, cpid, reported):
@@ -458,8 +471,8 @@ class _Applier:
         Several MDEV handles of one type share their attach info, so a key
         counts its handles. Where rows outnumber the report, the ones that
         ARQs hold or the host uses are matched first and so kept. A handle
-        that another deployable's held handle of the same key makes busy
-        (see :meth:`_held_elsewhere`) is in use.
+        of a function that an unreported held handle makes busy (see
+        :meth:`_held_elsewhere`) is in use.
         """
         current, wanted = {}, {}
         for handle in self.handles.pop(row.id, []):
@@ -467,8 +480,10 @@ class _Applier:
             current.setdefault(key, []).append(handle)
         for handle in reported:
             key = _handle_key(handle['attach_type'], handle['attach_info'])
-            if self.busy[key] and not handle['in_use']:
-                self.busy[key] -= 1
+            function = _function_key(handle['attach_type'],
+                                     handle['attach_info'])
+            if self.busy[function] and not handle['in_use']:
+                self.busy[function] -= 1
                 handle = dict(handle, in_use=True)
             wanted.setdefault(key, []).append(handle)
         for key, handles in wanted.items():

@@ -284,6 +284,29 @@ class TestInventory(base.TestCase):
         self.assertEqual([False, True],
                          [h.in_use for h in self.handles(card)])
 
+    def test_function_held_with_other_attach_info_is_busy(self):
+        # A physical network added to the configuration changes the
+        # attach info of a function an instance holds.
+        card = '0000:5e:00.0'
+
+        def nic(**extra):
+            return report.device('NIC', '8086', 'E810', card, [
+                report.deployable(card, 'generic_pci', 'CUSTOM_NIC', [],
+                                  [report.pci_handle(card, **extra)])])
+
+        self.apply(nic())
+        arq = self.bind(card)
+        diff = self.apply(nic(physical_network='physnet1'))
+
+        self.assertEqual((card,), diff.vanished)
+        handles = {h.id: h for h in self.handles(card)}
+        self.assertTrue(handles.pop(arq.attach_handle_id).in_use)
+        [new] = handles.values()
+        self.assertEqual((True, 'physnet1'),
+                         (new.in_use, new.attach_info['physical_network']))
+        self.assertRaises(exception.AttachHandleUnavailable,
+                          self.bind, card)
+
     def test_in_use_follows_the_host_not_arqs(self):
         self.apply(fpga('0000:5e:00.0', vfs=2, in_use=(0,)))
         first, second = self.handles('0000:5e:00.0')
