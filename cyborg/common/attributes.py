@@ -29,6 +29,11 @@ RC_KEY = 'rc'
 _TRAIT_KEY = re.compile(r'^traits?[0-9]+$')
 
 
+def is_trait_key(key):
+    """Whether attribute ``key`` names a trait."""
+    return _TRAIT_KEY.match(key) is not None
+
+
 def encode(resource_class, traits):
     """The ``(key, value)`` pairs of a deployable, traits sorted."""
     pairs = [(RC_KEY, resource_class)]
@@ -49,7 +54,7 @@ def decode(attributes):
     for key, value in pairs:
         if key == RC_KEY:
             resource_class = value
-        elif _TRAIT_KEY.match(key):
+        elif is_trait_key(key):
             traits.add(value)
     return resource_class, frozenset(traits)
 
@@ -68,6 +73,6 @@ def validate(pairs):
         if key == RC_KEY:
             if not placement_names.is_resource_class(value):
                 raise ValueError(_('bad resource class %s') % value)
-        elif not (_TRAIT_KEY.match(key) and placement_names.is_trait(value)):
+        elif not (is_trait_key(key) and placement_names.is_trait(value)):
             raise ValueError(_('bad trait %(key)s=%(value)s')
                              % {'key': key, 'value': value})

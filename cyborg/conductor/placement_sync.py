@@ -199,12 +199,42 @@ def _adoptable(rp, provider, parent_uuid):
     openstack-cyborg marked only some of its providers with
     ``OWNER_CYBORG`` (GPUs and generic PCI devices, not FPGAs, QAT, NICs
     or SSDs). A provider without it is taken over only when it is exactly
-    what that service made for this deployable: the same name, the uuid
-    derived from that name, directly below the compute node. A provider
+    what that service made for this deployable, directly below the compute
+    node: the same name and the uuid derived from that name, or the
+    provider the deployable records (see :func:`_recorded`). A provider
     of that name with any other uuid or parent is someone else's.
     """
-    return (rp['name'] == provider.name and rp['uuid'] == provider.uuid and
-            rp['parent_provider_uuid'] == parent_uuid)
+    return (rp['parent_provider_uuid'] == parent_uuid and (
+        rp['name'] == provider.name and rp['uuid'] == provider.uuid or
+        _recorded_by_openstack_cyborg(rp, provider)))
+
+
+def _recorded_by_openstack_cyborg(rp, provider):
+    """Whether the deployable records ``rp``, whose uuid its name derives.
+
+    openstack-cyborg named a deployable's provider after the deployable,
+    and its database, converted, keeps the provider's uuid in the
+    deployable's ``rp_uuid``.
+    """
+    return (rp['uuid'] == provider.deployable.rp_uuid and
+            rp['uuid'] == provider_uuid(rp['name']))
+
+
+def _recorded(tree, provider, wanted):
+    """The provider the deployable records, where it has another name.
+
+    openstack-cyborg named some deployables otherwise than Cyborg does
+    (after the system's host name, an FPGA after its last virtual
+    function, a vGPU without its type): the database conversion renames
+    the deployable but keeps its ``rp_uuid``, so its provider is found
+    and keeps its uuid and allocations. Not where another deployable of
+    the host wants that provider's name or uuid.
+    """
+    rp = tree.get(provider.deployable.rp_uuid)
+    if (rp is None or rp['name'] in wanted or rp['uuid'] in wanted or
+            not _recorded_by_openstack_cyborg(rp, provider)):
+        return None
+    return rp
 
 
 class _NotOurs(Exception):
@@ -305,9 +335,12 @@ def sync_host(context, hostname, compute_rp_uuid, client):
     rp_uuids = {row[0].uuid: None
                 for row, provider in zip(rows, providers) if provider is None}
     needed = set()
+    wanted = {key for provider in filter(None, providers)
+              for key in (provider.name, provider.uuid)}
     try:
         for provider in filter(None, providers):
-            rp = tree.get(provider.uuid) or by_name.get(provider.name)
+            rp = (tree.get(provider.uuid) or by_name.get(provider.name) or
+                  _recorded(tree, provider, wanted))
             try:
                 if rp is None:
                     rp_uuids[provider.deployable.uuid] = _create(

@@ -34,10 +34,13 @@ and changes nothing; ``cyborg-status upgrade check`` reports it.
 """
 
 import collections
+import itertools
 import json
 
 import sqlalchemy as sa
 
+from cyborg.common import attributes as common_attributes
+from cyborg.common import pci_address
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg import states
@@ -90,6 +93,13 @@ _DROPPED = ('quota_usages', 'reservations', 'alembic_version')
 _UNCLEAN = ('pending_cleaning', 'cleaning', 'error')
 #: Rows named in one problem or warning before "and N more".
 _EXAMPLES = 5
+#: The ``driver_name`` and the name (after ``<host>_``) of the deployable
+#: of 17.0.0's fake driver, and the name our fake driver reports for it.
+_FAKE_DRIVER = 'fake'
+_FAKE_DEPLOYABLE = 'FakeDevice'
+#: Attach info that 17.0.0 keeps in MDEV handles and this release does
+#: not: a mark per handle, ``<type>_<number>``, that nothing reads.
+_MDEV_MARK = 'vgpu_mark'
 
 
 class Found:
@@ -368,7 +378,7 @@ def _convert(connection, source, found):
     rows = {
         'device_profiles': profiles,
         'devices': _devices(read['devices'], problems, warnings),
-        'deployables': [dict(row) for row in read['deployables']],
+        'deployables': _deployables(read, warnings),
         'attributes': _attributes(read['attributes'], problems),
         'controlpath_ids': [
             dict(row, cpid_info=_checked_json(
@@ -379,10 +389,7 @@ def _convert(connection, source, found):
                 problems)],
         'attach_handles': [
             dict(row, in_use=bool(row['in_use']),
-                 attach_info=_checked_json(
-                     row, 'attach_info', problems,
-                     _('Attach handles whose attach_info is no JSON '
-                       'object')))
+                 attach_info=_handle_info(row, problems))
             for row in _checked_enum(
                 read['attach_handles'], 'attach_type', states.ATTACH_TYPES,
                 problems)],
@@ -457,17 +464,122 @@ def _devices(read, problems, warnings):
     return out
 
 
+def _handle_info(row, problems):
+    """The attach info of a handle as this release's drivers report it.
+
+    17.0.0 wrote the PCI address parts as this release does; an MDEV
+    handle loses its ``vgpu_mark``. The inventory of a host matches a
+    handle by its type and info, so the handle that an instance holds is
+    the one its host reports again.
+    """
+    info = _checked_json(row, 'attach_info', problems, _(
+        'Attach handles whose attach_info is no JSON object'))
+    if info is None or row['attach_type'] != states.ATTACH_MDEV:
+        return info
+    value = json.loads(info)
+    value.pop(_MDEV_MARK, None)
+    return json.dumps(value)
+
+
+def _json_or_none(text):
+    """The dict that JSON ``text`` holds, or None."""
+    try:
+        return _json_object(text, dict)
+    except (TypeError, ValueError):
+        return None
+
+
+def _deployables(read, warnings):
+    """Deployables, renamed as this release's drivers name them.
+
+    17.0.0 names a deployable ``<host>_<PCI address>`` (its fake driver
+    ``<host>_FakeDevice``); this release names it after the address of its
+    device's control path, and a vGPU deployable ``<address>_<vGPU
+    type>``. The inventory of a host matches a deployable by its name, so
+    each is given the name its host reports for it: it keeps its uuid,
+    its handles and the accelerator requests that hold them, and its
+    ``rp_uuid``, by which the Placement sync adopts its provider where
+    that is not named ``<host>_<name>``.
+    """
+    hosts = {row['id']: row['hostname'] for row in read['devices']}
+    addresses = {}
+    for row in read['controlpath_ids']:
+        info = _json_or_none(row['cpid_info'])
+        try:
+            addresses.setdefault(row['device_id'], pci_address.join(info))
+        except (KeyError, TypeError):
+            continue
+    mdev_types = collections.defaultdict(set)
+    for row in read['attach_handles']:
+        info = _json_or_none(row['attach_info']) or {}
+        mdev_types[row['deployable_id']].add(
+            info.get('asked_type') if row['attach_type'] ==
+            states.ATTACH_MDEV else None)
+    roots = collections.Counter(row['device_id'] for row in
+                                read['deployables']
+                                if row['parent_id'] is None)
+    out = []
+    for row in read['deployables']:
+        host = hosts.get(row['device_id']) or ''
+        address = addresses.get(row['device_id'])
+        types = mdev_types.get(row['id'], set())
+        mdev_type = next(iter(types)) if len(types) == 1 else None
+        name = row['name']
+        if (row['driver_name'] == _FAKE_DRIVER and
+                name.endswith('_' + _FAKE_DEPLOYABLE)):
+            name = _FAKE_DEPLOYABLE
+        elif (address and row['parent_id'] is None and
+              roots[row['device_id']] == 1):
+            # The one deployable of its device, whatever 17.0.0 named
+            # it: after the socket's host name, a virtual function or
+            # the model (Huawei Ascend).
+            name = '%s_%s' % (address, mdev_type) if mdev_type else address
+        elif name.startswith(host + '_'):
+            name = name[len(host) + 1:]
+        if roots[row['device_id']] > 1 and row['parent_id'] is None:
+            warnings.add(_(
+                'Deployables of devices that 17.0.0 split into one '
+                'deployable per virtual function (Intel QAT and NIC with '
+                'SR-IOV on), which this release reports as one '
+                'deployable per device: on the first report of their '
+                'host they are replaced, or kept while an accelerator '
+                'request holds them, their providers counting the same '
+                'virtual functions as the new one; unbind those requests '
+                'first'),
+                row['uuid'])
+        out.append(dict(row, name=name))
+    return out
+
+
 def _attributes(read, problems):
-    seen = set()
+    """Attributes; a trait key a deployable has twice takes a free number.
+
+    17.0.0's Intel FPGA driver numbers the traits of a card's virtual
+    functions on from the last number of the card's own, so a card with
+    SR-IOV on has ``trait<N>`` twice. Every trait is kept: this release
+    reads the traits of any ``trait<N>`` keys.
+    """
+    keys = collections.defaultdict(set)
     for row in read:
-        if len(row['key']) > 255 or len(row['value']) > 255:
+        keys[row['deployable_id']].add(row['key'])
+    out, seen = [], set()
+    for row in read:
+        key, taken = row['key'], keys[row['deployable_id']]
+        if len(key) > 255 or len(row['value']) > 255:
             problems.add(_('Attributes whose key or value is longer than '
                            '255 characters'), row['uuid'])
-        if (row['deployable_id'], row['key']) in seen:
-            problems.add(_('Attributes whose key their deployable has '
-                           'twice'), row['uuid'])
-        seen.add((row['deployable_id'], row['key']))
-    return [dict(row) for row in read]
+        if (row['deployable_id'], key) in seen:
+            if common_attributes.is_trait_key(key):
+                key = next(k for k in map('trait%d'.__mod__,
+                                          itertools.count())
+                           if k not in taken)
+                taken.add(key)
+            else:
+                problems.add(_('Attributes whose key their deployable has '
+                               'twice'), row['uuid'])
+        seen.add((row['deployable_id'], key))
+        out.append(dict(row, key=key))
+    return out
 
 
 def _arqs(read, groups, problems, found):

@@ -16,6 +16,7 @@ deployables, attributes and attach handles); :func:`apply` makes the
 host's rows equal to it in one transaction, writing only what differs.
 """
 
+import collections
 import dataclasses
 import itertools
 import json
@@ -71,7 +72,9 @@ def apply(context, hostname, devices):
     ``in_use``; operators' device ``status`` is never touched. Rows that
     accelerator requests hold are never deleted: a device that is no
     longer reported but holds one is kept with its whole tree and marked
-    ``vanished_at`` until a later report finds it free.
+    ``vanished_at`` until a later report finds it free; a handle reported
+    for the function of a held handle that is no longer reported (under
+    another deployable, or with other attach info) is in use meanwhile.
 
     A root deployable has no ``parent_id`` nor ``root_id``; a child points
     at its parent and at the root of its tree.
@@ -113,6 +116,16 @@ def _pci_address(info):
 
 def _handle_key(attach_type, attach_info):
     return attach_type, json.dumps(attach_info, sort_keys=True)
+
+
+def _function_key(attach_type, attach_info):
+    """What a handle hands out: its type, function and mdev type.
+
+    Handles of one function may differ in other attach info (a physical
+    network that the configuration added).
+    """
+    return (attach_type, _pci_address(attach_info),
+            attach_info.get('asked_type'))
 
 
 def _wanted(hostname, devices):
@@ -197,6 +210,7 @@ class _Applier:
         self._load()
         devices = self._apply_devices(wanted)
         deployables = self._apply_deployables(wanted, devices)
+        self.busy = self._held_elsewhere(deployables)
         for name, (device, cpid, dep) in deployables.items():
             row = self.deployables[name]
             self._apply_attributes(row, dep['attributes'])
@@ -419,12 +433,46 @@ class _Applier:
                 attr.id for attr in current.values())
             self._touched(row)
 
+    def _held_elsewhere(self, reported):
+        """Held handles their deployable no longer reports, by function.
+
+        Such a handle is kept while its ARQ holds it, but the host may
+        report its function under another deployable (a driver grouping
+        functions otherwise, as openstack-cyborg 17.0.0's drivers did
+        with one deployable per virtual function) or with other attach
+        info: a handle reported for the same function (see
+        :func:`_function_key`) is in use until then, so no other ARQ gets
+        it.
+
+        :param reported: {name: (device, control path, reported dict)}.
+        """
+        busy = collections.Counter()
+        names = {row.id: name for name, row in itertools.chain(
+            self.deployables.items(), self.unmatched.items())}
+        for deployable_id, rows in self.handles.items():
+            kept = collections.Counter()
+            name = names.get(deployable_id)
+            if name in reported:
+                kept.update(_handle_key(h['attach_type'], h['attach_info'])
+                            for h in reported[name][2]['attach_handles'])
+            for row in rows:
+                if row.id in self.held_handles:
+                    key = _handle_key(row.attach_type, row.attach_info)
+                    if kept[key]:
+                        kept[key] -= 1
+                    else:
+                        busy[_function_key(row.attach_type,
+                                           row.attach_info)] += 1
+        return busy
+
     def _apply_handles(self, row, cpid, reported):
         """Match handles as a multiset: equal keys are interchangeable.
 
         Several MDEV handles of one type share their attach info, so a key
         counts its handles. Where rows outnumber the report, the ones that
-        ARQs hold or the host uses are matched first and so kept.
+        ARQs hold or the host uses are matched first and so kept. A handle
+        of a function that an unreported held handle makes busy (see
+        :meth:`_held_elsewhere`) is in use.
         """
         current, wanted = {}, {}
         for handle in self.handles.pop(row.id, []):
@@ -432,6 +480,11 @@ class _Applier:
             current.setdefault(key, []).append(handle)
         for handle in reported:
             key = _handle_key(handle['attach_type'], handle['attach_info'])
+            function = _function_key(handle['attach_type'],
+                                     handle['attach_info'])
+            if self.busy[function] and not handle['in_use']:
+                self.busy[function] -= 1
+                handle = dict(handle, in_use=True)
             wanted.setdefault(key, []).append(handle)
         for key, handles in wanted.items():
             handles.sort(key=lambda handle: not handle['in_use'])

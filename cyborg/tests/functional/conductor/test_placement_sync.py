@@ -533,6 +533,40 @@ class PlacementSyncTest(base.TestCase):
         self.assertEqual(404, self.direct.get(
             '/resource_providers/%s' % fpga_rp).status_code)
 
+    def test_adopts_provider_the_deployable_records(self):
+        # openstack-cyborg named an Intel FPGA with SR-IOV, and its
+        # provider, after its last VF; the converted deployable has our
+        # name and records that provider. A deployable recording a
+        # provider whose uuid its name does not derive gets its own.
+        fpga = self._add_deployable('0000:5e:00.0', handles=2)
+        old_rp = self._legacy_provider('0000:5e:00.2', total=2,
+                                       traits=(VENDOR_TRAIT,))
+        foreign = self._post_provider('foreign-' + self.hostname,
+                                      parent=self.compute_rp)['uuid']
+        other = self._add_deployable('0000:af:00.0', handles=1)
+        for deployable, rp_uuid in ((fpga, old_rp), (other, foreign)):
+            db_api.update(self.admin_context, 'deployable', deployable.uuid,
+                          {'rp_uuid': rp_uuid})
+        vm = self._allocate(old_rp)
+
+        summary = self._sync()
+        self.assertEqual({'created': 1, 'updated': 1, 'deleted': 0,
+                          'unchanged': 0, 'failed': 0}, summary)
+        self.assertEqual({self._name('0000:5e:00.2'): old_rp,
+                          'foreign-' + self.hostname: foreign,
+                          self._name('0000:af:00.0'):
+                              self._uuid('0000:af:00.0')},
+                         self._children())
+        self.assertEqual({old_rp: {'FPGA': 1}}, self._allocations(vm))
+        self.assertEqual(self._expected_traits(), self._traits(old_rp))
+        self.assertEqual({'FPGA': _inventory(2)}, self._inventories(old_rp))
+        self.assertEqual(set(), self._traits(foreign))
+        for deployable, rp_uuid in ((fpga, old_rp),
+                                    (other, self._uuid('0000:af:00.0'))):
+            self.assertEqual(rp_uuid, deployable_obj.Deployable.get_by_uuid(
+                self.admin_context, deployable.uuid).rp_uuid)
+        self._assert_unchanged_pass()
+
     def test_adopts_only_what_openstack_cyborg_made(self):
         # The name and uuid openstack-cyborg would give the deployable's
         # provider, without OWNER_CYBORG, but not below the compute node.

@@ -15,18 +15,20 @@ Not part of our code: ``test_cyborg17`` runs this file with the Python of
 the virtualenv that holds openstack-cyborg 17.0.0, so every ``cyborg``
 below is that package. Usage::
 
-    python cyborg17_seed.py CONFIG_FILE
+    python cyborg17_seed.py CONFIG_FILE [HOSTNAME [host|qat]]
 
 It creates two hosts' hardware (an FPGA whose deployable has a child, a
 GPU being cleaned with a PCI and an MDEV handle), three device profiles
 and ARQs in every state the service can reach (not UnbindFailed: its
 MySQL schema cannot hold it, and its code fails before it would set it),
 then prints, as JSON, every row as the service's own objects read it
-back.
+back. Given a HOSTNAME, it creates instead what 17.0.0 reported for one
+simulated host (see ``_reported_host``).
 """
 
 import json
 import sys
+import uuid
 
 from cyborg.common import constants
 from cyborg.common import rpc
@@ -216,14 +218,114 @@ def _dump(ctx):
     }
 
 
-def main(config_file):
+def _reported_host(ctx, hostname):
+    """What 17.0.0's agent and conductor write for a host's hardware.
+
+    The rows are made by 17.0.0's own drivers' code from what their
+    discovery reads of the simulated host that ``test_cyborg17_host``
+    builds: an Intel PAC Arria 10 FPGA at 0000:5e:00.0 with two VFs (its
+    port and AFU on the first), an NVIDIA T4 at 0000:3b:00.0 offered
+    whole, and the fake driver's device. Each deployable gets the provider
+    uuid that 17.0.0's conductor derives from its name; one ARQ is bound
+    on each.
+    """
+    from cyborg.accelerator.drivers import fake
+    from cyborg.accelerator.drivers.fpga.intel import sysinfo as fpga
+    from cyborg.accelerator.drivers.gpu.nvidia import sysinfo as gpu
+
+    CONF.set_override('host', hostname)
+    function = 'CUSTOM_FPGA_FUNCTION_ID_INTEL_' + '0' * 32
+
+    def fpga_info(address, product, traits):
+        # What fpga_tree() reads of a PF or VF, named after
+        # socket.gethostname() (here CONF.host, as by default).
+        info = {'type': 'FPGA', 'devices': address, 'stub': False,
+                'name': hostname + '_' + address, 'vendor': '0x8086',
+                'product_id': product, 'rc': 'FPGA'}
+        if traits is not None:
+            info['traits'] = traits
+        return info
+
+    card = fpga_info('0000:5e:00.0', '0x09c4', [
+        'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_PAC_ARRIA10', function])
+    card['regions'] = [fpga_info('0000:5e:00.1', '0x09c5', [function]),
+                       fpga_info('0000:5e:00.2', '0x09c5', None)]
+    devices = [
+        fpga._generate_driver_device(card, True),
+        gpu._generate_driver_device(dict(
+            # What get_pci_devices() and lspci read.
+            vendor_id='10de', device_id='1eb8', address='0000:3b:00.0',
+            device_name='Tesla T4', class_name='3D controller',
+            hostname=hostname, rc='PGPU',
+            **gpu._get_traits('10de', '1eb8'))),
+        *fake.FakeDriver().discover()]
+    _report_and_bind(ctx, hostname, devices, [
+        {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'},
+        {'resources:PGPU': '1'},
+        {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}])
+
+
+def _reported_qat_host(ctx, hostname):
+    """What 17.0.0 writes for a QAT C62x card with two VFs at 0000:3d:00.0.
+
+    One deployable per VF, each named after the VF; an ARQ is bound on
+    the first.
+    """
+    from cyborg.accelerator.drivers.qat.intel import sysinfo as qat
+
+    def qat_gen(address, product):
+        # What qat_gen() reads of a PF or VF.
+        return {'name': hostname + '_' + address, 'device': address,
+                'type': 'QAT', 'vendor': '0x8086', 'product_id': product,
+                'rc': qat.RESOURCES['qat'], 'stub': False}
+
+    card = qat_gen('0000:3d:00.0', '0x37c8')
+    card['vfs'] = [qat_gen('0000:3d:00.%d' % n, '0x37c9') for n in (1, 2)]
+    _report_and_bind(ctx, hostname, [qat._generate_driver_device(card)],
+                     [{'resources:%s' % qat.RESOURCES['qat']: '1'}])
+
+
+def _report_and_bind(ctx, hostname, devices, groups):
+    """Write the driver devices; bind an ARQ on each's first deployable.
+
+    Each deployable gets the provider uuid that 17.0.0's conductor
+    derives from its name. The ARQ of device N asks for group N.
+    """
+    for device in devices:
+        device.create(ctx, hostname)
+        for dep in device.deployable_list:
+            deployable = objects.Deployable.get_by_name(ctx, dep.name)
+            deployable.rp_uuid = str(uuid.uuid3(uuid.NAMESPACE_DNS,
+                                                deployable.name))
+            deployable.save(ctx)
+    profile = objects.DeviceProfile(context=ctx, name='host-dp',
+                                    groups=groups)
+    profile.create(ctx)
+    for group_id, device in enumerate(devices):
+        deployable = objects.Deployable.get_by_name(
+            ctx, device.deployable_list[0].name)
+        bound = _arq(ctx, profile, group_id)
+        _start_bind(ctx, bound, hostname, deployable)
+        bound.bind(ctx, deployable)
+
+
+def main(config_file, hostname=None, kind='host'):
+    """Seed the two hosts, or what ``hostname`` reported, and dump.
+
+    :param kind: ``host`` or ``qat``: see ``_reported_host`` and
+        ``_reported_qat_host``.
+    """
     CONF(['--config-file', config_file], project='cyborg')
     rpc.init(CONF)
     objects.register_all()
     ctx = context.get_admin_context()
-    fpga, gpu = _hardware(ctx)
-    fpga_profile, gpu_profile, _unused = _profiles(ctx)
-    _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu)
+    if hostname:
+        {'host': _reported_host, 'qat': _reported_qat_host}[kind](
+            ctx, hostname)
+    else:
+        fpga, gpu = _hardware(ctx)
+        fpga_profile, gpu_profile, _unused = _profiles(ctx)
+        _arqs(ctx, fpga_profile, gpu_profile, fpga, gpu)
     json.dump(_dump(ctx), sys.stdout, default=str)
 
 

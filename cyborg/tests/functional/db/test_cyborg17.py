@@ -61,7 +61,7 @@ class _Upgrade:
             self.skipTest('%s is missing: run tools/setup-client-venvs.sh'
                           % VENV)
         self.state = self.useFixture(fixtures.TempDir()).path
-        self.conf = os.path.join(self.state, 'cyborg.conf')
+        self.conf_file = os.path.join(self.state, 'cyborg.conf')
         self.env = {k: v for k, v in os.environ.items()
                     if k != 'PYTHONPATH'}
 
@@ -69,7 +69,7 @@ class _Upgrade:
         self.url = url
         self.engine = sa.create_engine(url)
         self.addCleanup(self.engine.dispose)
-        with open(self.conf, 'w') as f:
+        with open(self.conf_file, 'w') as f:
             f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
                     '[database]\nconnection = %s\n' % (self.state, url))
 
@@ -84,25 +84,29 @@ class _Upgrade:
     def theirs(self, *args):
         """openstack-cyborg 17.0.0's cyborg-dbsync."""
         return self._run([str(VENV / 'bin' / 'cyborg-dbsync'),
-                          '--config-file', self.conf, *args])
+                          '--config-file', self.conf_file, *args])
 
-    def seed(self):
-        """Fill the database through 17.0.0's objects; what they read."""
+    def seed(self, *args):
+        """Fill the database through 17.0.0's objects; what they read.
+
+        :param args: given to ``cyborg17_seed.py`` after the config file.
+        """
         return json.loads(self._run([
-            str(VENV / 'bin' / 'python'), str(SEED), self.conf]).stdout)
+            str(VENV / 'bin' / 'python'), str(SEED), self.conf_file,
+            *args]).stdout)
 
     def dbsync(self, *args, check=True):
         """Our cyborg-dbsync."""
         return self._run([
             sys.executable, '-c', 'import sys; from cyborg.cmd import '
-            'dbsync; sys.exit(dbsync.main())', '--config-file', self.conf,
+            'dbsync; sys.exit(dbsync.main())', '--config-file', self.conf_file,
             *args], check=check)
 
     def upgrade_check(self):
         """Our cyborg-status upgrade check: (result, details) of ours."""
         result = self._run([
             sys.executable, '-c', 'import sys; from cyborg.cmd import '
-            'status; sys.exit(status.main())', '--config-file', self.conf,
+            'status; sys.exit(status.main())', '--config-file', self.conf_file,
             'upgrade', 'check', '--json'], check=False)
         [check] = [c for c in json.loads(result.stdout)['checks']
                    if c['check'] == CHECK]
@@ -142,15 +146,19 @@ class _Upgrade:
                 expected, {k: ours[row['uuid']][k] for k in expected},
                 row['uuid'])
 
-    def assert_read_back(self, theirs):
-        """Our API and database show every row of ``theirs`` as it was."""
+    def serve(self):
+        """Our conductor, on fake://, using the converted database."""
         facade = enginefacade.transaction_context()
         facade.configure(connection=self.url)
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
             db_api.main_context_manager, facade))
         self.addCleanup(facade.writer.get_engine().dispose)
         self.useFixture(cyborg_fixtures.RPC())
-        self.useFixture(cyborg_fixtures.Conductor())
+        return self.useFixture(cyborg_fixtures.Conductor())
+
+    def assert_read_back(self, theirs):
+        """Our API and database show every row of ``theirs`` as it was."""
+        self.serve()
         app = self.useFixture(cyborg_fixtures.API()).app
 
         def get(collection, key=None):
@@ -167,8 +175,12 @@ class _Upgrade:
                    if device['device_state'] == 'cleaning' else device
                    for device in theirs['devices']]
         self.carried(devices, get('devices'), skip=('id', 'device_state'))
-        self.carried(theirs['deployables'], get('deployables'),
-                     skip=('id',))
+        # Each is named as our drivers name it: <host>_ goes.
+        renamed = [dict(dep, name=dep['name'].split('_', 1)[1])
+                   for dep in theirs['deployables']]
+        self.assertEqual(['0000:5e:00.0', '0000:5e:00.0_region1',
+                          '0000:3b:00.0'], [d['name'] for d in renamed])
+        self.carried(renamed, get('deployables'), skip=('id',))
         self.carried(theirs['attributes'], get('attributes'))
         handles = {h['id']: h['uuid'] for h in theirs['attach_handles']}
         arqs = get('accelerator_requests', 'arqs')
@@ -202,9 +214,8 @@ class _Upgrade:
                 for row in db_api.get_all(ctx, noun)], only=fields)
 
 
-class TestUpgradeMariaDB(_Upgrade, test_fixtures.OpportunisticDBTestMixin,
-                         base.TestCase):
-    """The case that matters: 17.0.0 migrates only MySQL and MariaDB."""
+class OnMariaDB(_Upgrade, test_fixtures.OpportunisticDBTestMixin):
+    """A fresh database of 17.0.0 on MariaDB, which its migrations made."""
 
     FIXTURE = test_fixtures.MySQLOpportunisticFixture
 
@@ -213,6 +224,10 @@ class TestUpgradeMariaDB(_Upgrade, test_fixtures.OpportunisticDBTestMixin,
         engine = self._get_default_provisioned_db().engine
         self._write_conf(engine.url.render_as_string(hide_password=False))
         self.theirs('upgrade')
+
+
+class TestUpgradeMariaDB(OnMariaDB, base.TestCase):
+    """The case that matters: 17.0.0 migrates only MySQL and MariaDB."""
 
     def test_upgrade_carries_everything(self):
         theirs = self.seed()
@@ -337,6 +352,44 @@ class TestUpgradeSQLite(_Upgrade, base.TestCase):
                       'recognised by its tables',
                       self.dbsync('upgrade').stdout)
         self.assert_read_back(theirs)
+
+    def test_deployables_renamed_as_our_drivers_report_them(self):
+        self.seed()
+        with self.engine.begin() as connection:
+            # The GPU offers one vGPU type, with 17.0.0's marks; the FPGA
+            # card gets a second top-level deployable, as 17.0.0 made one
+            # per virtual function of QAT and NIC cards.
+            connection.execute(sa.text(
+                "UPDATE attach_handles SET attach_type = 'MDEV', "
+                "attach_info = :info WHERE attach_info LIKE '%3b%'"),
+                {'info': json.dumps({
+                    'domain': '0000', 'bus': '3b', 'device': '00',
+                    'function': '0', 'asked_type': 'nvidia-222',
+                    'vgpu_mark': 'nvidia-222_0'})})
+            connection.execute(sa.text(
+                "INSERT INTO deployables (uuid, name, num_accelerators, "
+                "device_id) SELECT :uuid, 'compute-1_0000:5e:00.4', 1, "
+                "device_id FROM deployables WHERE name = :name"),
+                {'uuid': 'd0d0d0d0-0000-4000-8000-000000000004',
+                 'name': 'compute-1_0000:5e:00.0'})
+        code, details = self.upgrade_check()
+        self.assertEqual(WARNING, code)
+        self.assertIn('one deployable per virtual function', details)
+        self.assertIn('d0d0d0d0-0000-4000-8000-000000000004', details)
+        self.dbsync('upgrade')
+        with self.engine.connect() as connection:
+            self.assertEqual(
+                ['0000:3b:00.0_nvidia-222', '0000:5e:00.0',
+                 '0000:5e:00.0_region1', '0000:5e:00.4'],
+                sorted(connection.execute(sa.text(
+                    'SELECT name FROM deployables')).scalars()))
+            infos = [json.loads(info) for info in connection.execute(
+                sa.text("SELECT attach_info FROM attach_handles WHERE "
+                        "attach_type = 'MDEV'")).scalars()]
+        self.assertEqual(2, len(infos))
+        self.assertEqual([{'domain': '0000', 'bus': '3b', 'device': '00',
+                           'function': '0', 'asked_type': 'nvidia-222'}] * 2,
+                         infos)
 
     def test_revisions_it_does_not_convert(self):
         before = self.dump()

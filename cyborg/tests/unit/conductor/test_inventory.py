@@ -14,6 +14,7 @@
 import datetime
 
 import fixtures
+from oslo_utils import uuidutils
 
 from cyborg.common import pci_address
 from cyborg.conductor import inventory
@@ -82,7 +83,8 @@ class TestInventory(base.TestCase):
 
     def bind(self, name):
         """An ARQ bound to a handle of deployable ``name``."""
-        profile = db_utils.create_profile(self.admin_context)
+        profile = db_utils.create_profile(self.admin_context,
+                                          name=uuidutils.generate_uuid())
         arq = db_utils.create_arqs(self.admin_context, profile)[0]
         arq_db.update_state(self.admin_context, arq.uuid,
                             states.BIND_STARTED,
@@ -251,6 +253,59 @@ class TestInventory(base.TestCase):
         self.assertEqual(('0000:5e:00.0',), diff.vanished)
         self.assertEqual([arq.attach_handle_id],
                          [h.id for h in self.handles('0000:5e:00.0')])
+
+    def test_function_held_under_another_deployable_is_busy(self):
+        # As openstack-cyborg 17.0.0 reported a card with SR-IOV on: one
+        # deployable per VF. An instance holds the first VF.
+        card = '0000:5e:00.0'
+        vfs = [pci_address.offset(card, n) for n in (1, 2)]
+        self.apply(report.device('QAT', '8086', 'QAT', card, [
+            report.deployable(vf, 'intel_qat', 'CUSTOM_QAT', [],
+                              [report.pci_handle(vf)]) for vf in vfs]))
+        arq = self.bind(vfs[0])
+
+        # Now one deployable for the card offers both VFs.
+        diff = self.apply(fpga(card, vfs=2))
+
+        self.assertEqual((vfs[0],), diff.vanished)
+        self.assertEqual((vfs[1],), diff.removed)
+        self.assertEqual([True, False],
+                         [h.in_use for h in self.handles(card)])
+        self.assertEqual(arq.attach_handle_id,
+                         self.handles(vfs[0])[0].id)
+        self.assertEqual(self.handles(card)[1].id,
+                         self.bind(card).attach_handle_id)
+        self.assertRaises(exception.AttachHandleUnavailable,
+                          self.bind, card)
+
+        arq_db.unbind(self.admin_context, arq.uuid)
+        diff = self.apply(fpga(card, vfs=2))
+        self.assertEqual((vfs[0],), diff.removed)
+        self.assertEqual([False, True],
+                         [h.in_use for h in self.handles(card)])
+
+    def test_function_held_with_other_attach_info_is_busy(self):
+        # A physical network added to the configuration changes the
+        # attach info of a function an instance holds.
+        card = '0000:5e:00.0'
+
+        def nic(**extra):
+            return report.device('NIC', '8086', 'E810', card, [
+                report.deployable(card, 'generic_pci', 'CUSTOM_NIC', [],
+                                  [report.pci_handle(card, **extra)])])
+
+        self.apply(nic())
+        arq = self.bind(card)
+        diff = self.apply(nic(physical_network='physnet1'))
+
+        self.assertEqual((card,), diff.vanished)
+        handles = {h.id: h for h in self.handles(card)}
+        self.assertTrue(handles.pop(arq.attach_handle_id).in_use)
+        [new] = handles.values()
+        self.assertEqual((True, 'physnet1'),
+                         (new.in_use, new.attach_info['physical_network']))
+        self.assertRaises(exception.AttachHandleUnavailable,
+                          self.bind, card)
 
     def test_in_use_follows_the_host_not_arqs(self):
         self.apply(fpga('0000:5e:00.0', vfs=2, in_use=(0,)))
