@@ -75,6 +75,11 @@ class KeystoneTestCase(test_clients.LiveTestCase):
         [arq] = response.json()['arqs']
         return arq['uuid']
 
+    @staticmethod
+    def unbind_patch():
+        return [{'op': 'remove', 'path': '/' + field}
+                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')]
+
     def arq_uuids(self, persona):
         response = self.call('GET', '/accelerator_requests', persona)
         self.assertEqual(200, response.status_code, response.text)
@@ -122,14 +127,11 @@ class TestPolicyMatrix(KeystoneTestCase):
         attribute = admin_get('/attributes')['uuid']
         arq = self.create_arq()
         arqs = 'accelerator_requests'
-        unbind = [{'op': 'remove', 'path': '/' + field}
-                  for field in ('hostname', 'device_rp_uuid',
-                                'instance_uuid')]
 
         def arq_update(persona):
             uuid = self.create_arq()
             return {'method': 'PATCH', 'path': '/%s/%s' % (arqs, uuid),
-                    'service': 'service', 'json': {uuid: unbind}}
+                    'service': 'service', 'json': {uuid: self.unbind_patch()}}
 
         def arq_delete(persona):
             return {'method': 'DELETE',
@@ -318,11 +320,6 @@ class TestServiceTokenGates(KeystoneTestCase):
 
     def patch(self, ops, service=None):
         return self.patch_as(ops, 'member', service)
-
-    @staticmethod
-    def unbind_patch():
-        return [{'op': 'remove', 'path': '/' + field}
-                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')]
 
     def bind(self, service='service'):
         return self.patch(self.bind_patch(), service)
