@@ -27,9 +27,10 @@ CONF = cyborg.conf.CONF
 PUBLIC_PATHS = frozenset(('', '/', '/v2', '/v2/'))
 
 # Headers only the authentication middleware may set.
+_SYSTEM_SCOPE_HEADER = 'OpenStack-System-Scope'
 _IDENTITY_HEADERS = ('X-Identity-Status', 'X-User-Id', 'X-Project-Id',
                      'X-Roles', 'X-Service-Roles',
-                     'X-Service-Identity-Status')
+                     'X-Service-Identity-Status', _SYSTEM_SCOPE_HEADER)
 
 
 def _environ_key(header):
@@ -69,13 +70,37 @@ class NoAuth:
         return self.app(environ, start_response)
 
 
+def _user_system_scope(app):
+    """Set ``OpenStack-System-Scope`` from the user's token alone.
+
+    keystonemiddleware sets the header from the user's token and then
+    again from the service token's (which it leaves out when that token
+    is not system-scoped), so a system-scoped user token sent with a
+    project-scoped service token would pass as unscoped, outside the
+    policies' ``scope_types``. The user's token, as auth_token validated
+    it, decides.
+    """
+    key = _environ_key(_SYSTEM_SCOPE_HEADER)
+
+    def scoped(environ, start_response):
+        plugin = environ.get('keystone.token_auth')
+        user = plugin.user if plugin and plugin.has_user_token else None
+        if user is not None and user.system_scoped and user.system.get(
+                'all'):
+            environ[key] = 'all'
+        else:
+            environ.pop(key, None)
+        return app(environ, start_response)
+    return scoped
+
+
 class KeystoneAuth:
     """keystonemiddleware's ``auth_token`` except on public paths."""
 
     def __init__(self, app, conf):
         self.app = app
         self.auth = auth_token.AuthProtocol(
-            app, {'oslo_config_config': conf})
+            _user_system_scope(app), {'oslo_config_config': conf})
 
     def __call__(self, environ, start_response):
         if _is_public(environ):

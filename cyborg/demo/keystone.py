@@ -26,6 +26,8 @@ region ``RegionOne``, the identity endpoint), then provisions
 ``project-b`` and ``service``. Every user's password is made once per
 state directory and kept in it. :meth:`Keystone.register_endpoint` puts
 other services (``placement``, ``accelerator``) in the catalog.
+:func:`authtoken_options` and :func:`protect` put keystonemiddleware's
+``auth_token`` in front of a service, checking tokens with this Keystone.
 
 Run it on its own with ``python -m cyborg.demo.keystone --state-dir DIR
 --port 5000 --venv .venvs/keystone``; ``--clouds-yaml`` writes a
@@ -46,7 +48,10 @@ import time
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1.identity import v3
+from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
+from keystonemiddleware import auth_token
+from oslo_config import cfg
 
 REGION = 'RegionOne'
 DOMAIN = 'Default'
@@ -274,6 +279,15 @@ class Keystone:
                 'password': self._password(), 'project_name': project,
                 'user_domain_name': DOMAIN, 'project_domain_name': DOMAIN}
 
+    def authtoken_options(self, persona='cyborg', **extra):
+        """``[keystone_authtoken]`` options checking tokens as ``persona``.
+
+        ``extra`` adds or overrides options (``service_token_roles``...).
+        """
+        return dict(self.credentials(persona), auth_type='password',
+                    www_authenticate_uri=self.auth_url, region_name=REGION,
+                    **extra)
+
     def session(self, persona, system_scope=None):
         """A keystoneauth session of ``persona``, scoped to its project.
 
@@ -365,6 +379,35 @@ class Keystone:
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                           0o600), 'w') as f:
             json.dump(self.clouds(), f, indent=2, sort_keys=True)
+
+
+def authtoken_options(conf, options):
+    """Set ``[keystone_authtoken]`` of ``conf`` to ``options``.
+
+    keystonemiddleware's options and those of the auth plugin that
+    ``options['auth_type']`` names are registered first.
+    """
+    for group, opts in auth_token.list_opts():
+        conf.register_opts(opts, group=group)
+    conf.register_opts(ks_loading.get_auth_plugin_conf_options(
+        options['auth_type']), group='keystone_authtoken')
+    for key, value in options.items():
+        conf.set_override(key, value, group='keystone_authtoken')
+    return conf
+
+
+def protect(app, options):
+    """``app`` behind ``auth_token`` configured with ``options``.
+
+    The options are those of ``[keystone_authtoken]``
+    (:meth:`Keystone.authtoken_options` gives them for a persona); they
+    live in a configuration of their own.
+    """
+    conf = cfg.ConfigOpts()
+    conf([], project='keystone-demo', default_config_files=[],
+         default_config_dirs=[])
+    return auth_token.AuthProtocol(
+        app, {'oslo_config_config': authtoken_options(conf, options)})
 
 
 def main(argv=None):

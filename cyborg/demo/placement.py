@@ -15,7 +15,8 @@ Placement is the ``openstack-placement`` package itself, loaded with its
 own ``deploy.loadapp`` and served on loopback by cheroot, with
 ``noauth2``: a request carrying the token ``admin`` is an admin. Cyborg
 reaches it with keystoneauth's ``admin_token`` plugin (``endpoint`` set to
-:attr:`PlacementServer.url`, ``token`` ``admin``).
+:attr:`PlacementServer.url`, ``token`` ``admin``). :func:`make_app` can
+also check tokens with a Keystone instead (``auth_strategy = keystone``).
 
 Placement keeps one database engine per process, so one process serves
 one Placement.
@@ -33,6 +34,7 @@ from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 from oslo_config import cfg
 
+from cyborg.demo import keystone as keystone_demo
 from cyborg.demo import server
 
 # noauth2's fixed admin token, for a Placement on loopback.
@@ -47,11 +49,15 @@ INSTALL_HINT = ("the demo Placement needs the openstack-placement package: "
 THREADS = 1
 
 
-def make_app(db_url):
+def make_app(db_url, keystone=None):
     """Placement's WSGI application on the database at ``db_url``.
 
     The schema is created or upgraded and the standard traits and resource
-    classes are loaded, as ``placement-manage db sync`` would.
+    classes are loaded, as ``placement-manage db sync`` would. It uses
+    ``noauth2``, or, given ``keystone`` (``[keystone_authtoken]`` options,
+    see :meth:`cyborg.demo.keystone.Keystone.authtoken_options`),
+    Keystone's tokens. One process has one Placement database: a second
+    application of the process serves the first one's.
     :raises ImportError: openstack-placement is not installed.
     """
     # Imported here so that clients of this module (the Nova simulator,
@@ -68,7 +74,10 @@ def make_app(db_url):
     conf([], project='placement', default_config_files=[],
          default_config_dirs=[])
     conf.set_override('sync_on_startup', True, group='placement_database')
-    conf.set_override('auth_strategy', 'noauth2', group='api')
+    conf.set_override('auth_strategy', 'keystone' if keystone else 'noauth2',
+                      group='api')
+    if keystone:
+        keystone_demo.authtoken_options(conf, keystone)
     db_api.configure(conf)
     return deploy.loadapp(conf)
 

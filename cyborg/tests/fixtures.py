@@ -25,6 +25,7 @@ import threading
 
 import fixtures
 import futurist
+from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
@@ -249,31 +250,57 @@ class Placement(fixtures.Fixture):
     serves it on a port of its own, stopped at cleanup (a server left
     running would keep the test process from exiting). ``url`` is where
     it listens; ``conf`` is the keystoneauth configuration to reach it.
+
+    Given ``keystone`` (a :class:`cyborg.demo.keystone.Keystone`), the
+    same database is served behind keystonemiddleware instead of noauth2,
+    found in Keystone's catalog, and reached as the ``cyborg`` service
+    user with its password.
     """
 
-    _app = None
+    _db_url = None
+    _apps = {}
+
+    def __init__(self, keystone=None):
+        super().__init__()
+        self.keystone = keystone
 
     @classmethod
-    def app(cls):
-        if cls._app is None:
-            path = os.path.join(tempfile.mkdtemp(prefix='placement-'),
-                                'placement.sqlite')
-            cls._app = placement_server.make_app('sqlite:///' + path)
-        return cls._app
+    def app(cls, keystone=None):
+        if cls._db_url is None:
+            cls._db_url = 'sqlite:///' + os.path.join(
+                tempfile.mkdtemp(prefix='placement-'), 'placement.sqlite')
+        if keystone not in cls._apps:
+            cls._apps[keystone] = placement_server.make_app(
+                cls._db_url, keystone and keystone.authtoken_options())
+        return cls._apps[keystone]
 
     def _setUp(self):
         server = demo_server.LoopbackServer(
-            self.app(), threads=placement_server.THREADS,
+            self.app(self.keystone), threads=placement_server.THREADS,
             name='placement').start()
         self.addCleanup(server.stop)
         self.url = server.url
         self.hostname = 'host-' + uuidutils.generate_uuid()
-        self.conf = use_admin_token(self, 'placement', self.url,
-                                    placement_server.TOKEN)
+        if self.keystone is None:
+            self.conf = use_admin_token(self, 'placement', self.url,
+                                        placement_server.TOKEN)
+        else:
+            self.keystone.register_endpoint('placement', self.url)
+            self.conf = use_auth(self, 'placement', 'password',
+                                 region_name=keystone_server.REGION,
+                                 **self.keystone.credentials('cyborg'))
 
     def adapter(self):
-        """A keystoneauth adapter for checking Placement directly."""
-        return placement_server.adapter(self.url, '1.39')
+        """A keystoneauth adapter for checking Placement directly.
+
+        With Keystone, it acts as the administrator.
+        """
+        if self.keystone is None:
+            return placement_server.adapter(self.url, '1.39')
+        return ks_adapter.Adapter(
+            self.keystone.session('admin'), service_type='placement',
+            endpoint_override=self.url,
+            default_microversion='1.39', raise_exc=False)
 
 
 class Keystone(fixtures.Fixture):
@@ -321,10 +348,9 @@ class Keystone(fixtures.Fixture):
         CONF.set_override('auth_strategy', 'keystone', group='api')
         fixture.addCleanup(CONF.clear_override, 'auth_strategy',
                            group='api')
-        use_auth(fixture, 'keystone_authtoken', 'password',
-                 www_authenticate_uri=self.keystone.auth_url,
-                 region_name=keystone_server.REGION,
-                 **self.keystone.credentials('cyborg'))
+        options = self.keystone.authtoken_options()
+        use_auth(fixture, 'keystone_authtoken', options.pop('auth_type'),
+                 **options)
 
 
 class Policy(fixtures.Fixture):

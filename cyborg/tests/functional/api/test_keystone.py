@@ -75,6 +75,11 @@ class KeystoneTestCase(test_clients.LiveTestCase):
         [arq] = response.json()['arqs']
         return arq['uuid']
 
+    @staticmethod
+    def unbind_patch():
+        return [{'op': 'remove', 'path': '/' + field}
+                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')]
+
     def arq_uuids(self, persona):
         response = self.call('GET', '/accelerator_requests', persona)
         self.assertEqual(200, response.status_code, response.text)
@@ -122,14 +127,11 @@ class TestPolicyMatrix(KeystoneTestCase):
         attribute = admin_get('/attributes')['uuid']
         arq = self.create_arq()
         arqs = 'accelerator_requests'
-        unbind = [{'op': 'remove', 'path': '/' + field}
-                  for field in ('hostname', 'device_rp_uuid',
-                                'instance_uuid')]
 
         def arq_update(persona):
             uuid = self.create_arq()
             return {'method': 'PATCH', 'path': '/%s/%s' % (arqs, uuid),
-                    'service': 'service', 'json': {uuid: unbind}}
+                    'service': 'service', 'json': {uuid: self.unbind_patch()}}
 
         def arq_delete(persona):
             return {'method': 'DELETE',
@@ -217,13 +219,8 @@ class TestPolicyMatrix(KeystoneTestCase):
             for persona in MATRIX_PERSONAS:
                 kwargs = request(persona) if callable(request) else request
                 if persona == 'system':
-                    # keystonemiddleware 13 sets OpenStack-System-Scope
-                    # from the service token too, after the user's, so a
-                    # system-scoped user token with a service token would
-                    # pass as unscoped: the system persona sends none.
                     kwargs = dict(kwargs, persona='admin',
                                   system_scope='all')
-                    kwargs.pop('service', None)
                 else:
                     kwargs = dict(kwargs, persona=persona)
                 statuses.append(self.call(**kwargs).status_code)
@@ -316,17 +313,19 @@ class TestServiceTokenGates(KeystoneTestCase):
     def state(self):
         return self.call('GET', self.path, 'member').json()['state']
 
-    def patch(self, ops, service=None):
-        return self.call('PATCH', self.path, 'member', service=service,
+    def patch_as(self, ops, persona, service=None, system_scope=None):
+        return self.call('PATCH', self.path, persona, service=service,
+                         system_scope=system_scope,
                          json={self.uuid: ops}).status_code
+
+    def patch(self, ops, service=None):
+        return self.patch_as(ops, 'member', service)
 
     def bind(self, service='service'):
         return self.patch(self.bind_patch(), service)
 
     def unbind(self, service='service'):
-        return self.patch([{'op': 'remove', 'path': '/' + field}
-                           for field in ('hostname', 'device_rp_uuid',
-                                         'instance_uuid')], service)
+        return self.patch(self.unbind_patch(), service)
 
     def test_bind_and_unbind(self):
         self.assertEqual(403, self.bind(service=None))
@@ -340,6 +339,20 @@ class TestServiceTokenGates(KeystoneTestCase):
         self.assertEqual('Bound', self.state())
         self.assertEqual(202, self.unbind())
         self.assertEqual('Unbound', self.state())
+
+    def test_a_system_scoped_user_token_stays_system_scoped(self):
+        # keystonemiddleware sets OpenStack-System-Scope from the service
+        # token after the user's: a project-scoped service token must not
+        # make the system administrator's token pass as unscoped.
+        self.assertEqual(403, self.patch_as(
+            self.bind_patch(), 'admin', 'service', system_scope='all'))
+        self.assertEqual('Initial', self.state())
+        self.assertEqual(202, self.patch_as(self.bind_patch(), 'admin',
+                                            'service'))
+        self.assertEqual('Bound', self.state())
+        self.assertEqual(403, self.patch_as(
+            self.unbind_patch(), 'admin', 'service', system_scope='all'))
+        self.assertEqual('Bound', self.state())
 
     def test_deleting_a_bound_arq(self):
         self.assertEqual(202, self.bind())
