@@ -70,11 +70,13 @@ def wait_for_compute_node(conductor, stop=None):
                 context, hostname=CONF.host, rp_name=rp_name,
                 timeout=CONF.agent.placement_wait_interval)
         except _NOT_YET as e:
+            # One line: an error raised in the conductor carries its
+            # traceback in its text.
             LOG.warning('Waiting for Placement to know compute node '
                         'resource provider %(rp)s (attempt %(n)d of '
                         '%(total)d): %(error)s',
                         {'rp': rp_name, 'n': attempt, 'total': attempts,
-                         'error': e})
+                         'error': str(e).splitlines()[0]})
             if attempt == attempts or stop.wait(
                     CONF.agent.placement_wait_interval):
                 break

@@ -112,6 +112,8 @@ class TestAgentProcess(base.TestCase):
                          conductor.lookups)
         self.assertIn('Waiting for Placement to know compute node resource '
                       'provider compute-%s' % self.host, self._log())
+        # One line, without the traceback a remote error carries.
+        self.assertNotIn('Traceback', self._log())
         self.assertEqual(self.host, sent.hostname)
         self.assertEqual(
             ['FakeDevice', '0000:5e:00.0', GPU + '_nvidia-222'],
