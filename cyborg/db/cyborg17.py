@@ -34,16 +34,12 @@ and changes nothing; ``cyborg-status upgrade check`` reports it.
 """
 
 import collections
-import itertools
-import json
 
 import sqlalchemy as sa
 
-from cyborg.common import attributes as common_attributes
-from cyborg.common import pci_address
+from cyborg.db import cyborg17_rows
 from cyborg import exception
 from cyborg.i18n import _
-from cyborg import states
 
 #: The newest alembic revision of openstack-cyborg 17.0.0.
 REVISION = 'b47c8f2d1e3a'
@@ -89,17 +85,6 @@ _TABLES = {
 #: Its tables that are dropped, not carried over: 17.0.0 defines quota
 #: tables but never writes them.
 _DROPPED = ('quota_usages', 'reservations', 'alembic_version')
-#: Device states of 17.0.0 in which a device must not be handed out.
-_UNCLEAN = ('pending_cleaning', 'cleaning', 'error')
-#: Rows named in one problem or warning before "and N more".
-_EXAMPLES = 5
-#: The ``driver_name`` and the name (after ``<host>_``) of the deployable
-#: of 17.0.0's fake driver, and the name our fake driver reports for it.
-_FAKE_DRIVER = 'fake'
-_FAKE_DEPLOYABLE = 'FakeDevice'
-#: Attach info that 17.0.0 keeps in MDEV handles and this release does
-#: not: a mark per handle, ``<type>_<number>``, that nothing reads.
-_MDEV_MARK = 'vgpu_mark'
 
 
 class Found:
@@ -118,25 +103,6 @@ class Found:
         self.problems = []
         #: What the conversion changes that an operator should know.
         self.warnings = []
-
-
-class _Notes:
-    """Rows named under each of several messages."""
-
-    def __init__(self):
-        self._uuids = collections.defaultdict(list)
-
-    def add(self, message, uuid):
-        self._uuids[message].append(uuid)
-
-    def sentences(self):
-        out = []
-        for message, uuids in self._uuids.items():
-            names = ', '.join(map(str, uuids[:_EXAMPLES]))
-            if len(uuids) > _EXAMPLES:
-                names += _(' and %d more') % (len(uuids) - _EXAMPLES)
-            out.append('%s: %s' % (message, names))
-        return out
 
 
 def find(connection):
@@ -257,7 +223,8 @@ def drop(connection):
         mine = target[ours]
         missing = connection.execute(
             sa.select(source.c.uuid).where(~sa.exists().where(
-                mine.c.uuid == source.c.uuid)).limit(_EXAMPLES)).scalars()
+                mine.c.uuid == source.c.uuid)).limit(
+                    cyborg17_rows.EXAMPLES)).scalars()
         missing = list(missing)
         if missing:
             raise exception.DatabaseNotConvertible(reason=_(
@@ -350,20 +317,11 @@ def _shape_problems(connection, names, source, found):
     return problems
 
 
-def _json_object(text, kind):
-    """The dict that JSON ``text`` holds; ValueError when it is none."""
-    value = json.loads(text)
-    if not isinstance(value, kind):
-        raise ValueError(text)
-    return value
-
-
 def _convert(connection, source, found):
     """Read its rows and make ours; fills ``found``.
 
     :returns: our table -> rows to insert.
     """
-    problems, warnings = _Notes(), _Notes()
     names = set(sa.inspect(connection).get_table_names())
     metadata = sa.MetaData()
     read = collections.defaultdict(list)
@@ -374,230 +332,6 @@ def _convert(connection, source, found):
         read[theirs] = connection.execute(
             sa.select(*(table.c[c] for c in columns + _TIMESTAMPS))
             .order_by(table.c.id)).mappings().all()
-    profiles, groups = _profiles(read['device_profiles'], problems)
-    rows = {
-        'device_profiles': profiles,
-        'devices': _devices(read['devices'], problems, warnings),
-        'deployables': _deployables(read, warnings),
-        'attributes': _attributes(read['attributes'], problems),
-        'controlpath_ids': [
-            dict(row, cpid_info=_checked_json(
-                row, 'cpid_info', problems,
-                _('Control path ids whose cpid_info is no JSON object')))
-            for row in _checked_enum(
-                read['controlpath_ids'], 'cpid_type', states.CPID_TYPES,
-                problems)],
-        'attach_handles': [
-            dict(row, in_use=bool(row['in_use']),
-                 attach_info=_handle_info(row, problems))
-            for row in _checked_enum(
-                read['attach_handles'], 'attach_type', states.ATTACH_TYPES,
-                problems)],
-    }
-    rows['accelerator_requests'] = _arqs(
-        read['extended_accelerator_requests'], groups, problems, found)
+    rows = cyborg17_rows.convert(read, found)
     found.counts = {ours: len(rows[ours]) for ours, _c in _TABLES.values()}
-    found.problems.extend(problems.sentences())
-    found.warnings.extend(warnings.sentences())
     return rows
-
-
-def _checked_enum(rows, column, allowed, problems):
-    for row in rows:
-        if row[column] not in allowed:
-            problems.add(_('%(column)s values this release does not know '
-                           '(%(allowed)s allowed)')
-                         % {'column': column,
-                            'allowed': ', '.join(allowed)}, row['uuid'])
-    return rows
-
-
-def _checked_json(row, column, problems, message):
-    """Column ``column`` of ``row`` as JSON text of an object."""
-    try:
-        return json.dumps(_json_object(row[column], dict))
-    except (TypeError, ValueError):
-        problems.add(message, row['uuid'])
-        return None
-
-
-def _profiles(read, problems):
-    """Profiles with their groups as our JSON text; and id -> groups."""
-    out, groups_by_id, seen = [], {}, set()
-    for row in read:
-        try:
-            groups = _json_object(row['profile_json'], dict)['groups']
-            if not (isinstance(groups, list) and groups and all(
-                    isinstance(g, dict) and all(
-                        isinstance(v, str) for v in g.values())
-                    for g in groups)):
-                raise ValueError(groups)
-        except (KeyError, TypeError, ValueError):
-            problems.add(_('Device profiles whose profile_json holds no '
-                           'list of groups of strings'), row['uuid'])
-            groups = []
-        if row['uuid'] in seen:
-            problems.add(_('Device profile uuids used more than once'),
-                         row['uuid'])
-        seen.add(row['uuid'])
-        groups_by_id[row['id']] = groups
-        values = {k: v for k, v in row.items() if k != 'profile_json'}
-        out.append(dict(values, groups=json.dumps(groups)))
-    return out, groups_by_id
-
-
-def _devices(read, problems, warnings):
-    out = []
-    for row in _checked_enum(_checked_enum(
-            read, 'type', states.DEVICE_TYPES, problems),
-            'status', states.DEVICE_STATUSES, problems):
-        values = {k: v for k, v in row.items() if k != 'device_state'}
-        if row['device_state'] in _UNCLEAN:
-            # This release does not clean devices: keep them from being
-            # handed out until an operator enables them.
-            values['status'] = states.DEVICE_MAINTAINING
-            warnings.add(_(
-                'Devices that openstack-cyborg 17.0.0 had not finished '
-                'cleaning (device_state %s) become maintaining; enable '
-                'each once it is clean') % ', '.join(_UNCLEAN), row['uuid'])
-        out.append(values)
-    return out
-
-
-def _handle_info(row, problems):
-    """The attach info of a handle as this release's drivers report it.
-
-    17.0.0 wrote the PCI address parts as this release does; an MDEV
-    handle loses its ``vgpu_mark``. The inventory of a host matches a
-    handle by its type and info, so the handle that an instance holds is
-    the one its host reports again.
-    """
-    info = _checked_json(row, 'attach_info', problems, _(
-        'Attach handles whose attach_info is no JSON object'))
-    if info is None or row['attach_type'] != states.ATTACH_MDEV:
-        return info
-    value = json.loads(info)
-    value.pop(_MDEV_MARK, None)
-    return json.dumps(value)
-
-
-def _json_or_none(text):
-    """The dict that JSON ``text`` holds, or None."""
-    try:
-        return _json_object(text, dict)
-    except (TypeError, ValueError):
-        return None
-
-
-def _deployables(read, warnings):
-    """Deployables, renamed as this release's drivers name them.
-
-    17.0.0 names a deployable ``<host>_<PCI address>`` (its fake driver
-    ``<host>_FakeDevice``); this release names it after the address of its
-    device's control path, and a vGPU deployable ``<address>_<vGPU
-    type>``. The inventory of a host matches a deployable by its name, so
-    each is given the name its host reports for it: it keeps its uuid,
-    its handles and the accelerator requests that hold them, and its
-    ``rp_uuid``, by which the Placement sync adopts its provider where
-    that is not named ``<host>_<name>``.
-    """
-    hosts = {row['id']: row['hostname'] for row in read['devices']}
-    addresses = {}
-    for row in read['controlpath_ids']:
-        info = _json_or_none(row['cpid_info'])
-        try:
-            addresses.setdefault(row['device_id'], pci_address.join(info))
-        except (KeyError, TypeError):
-            continue
-    mdev_types = collections.defaultdict(set)
-    for row in read['attach_handles']:
-        info = _json_or_none(row['attach_info']) or {}
-        mdev_types[row['deployable_id']].add(
-            info.get('asked_type') if row['attach_type'] ==
-            states.ATTACH_MDEV else None)
-    roots = collections.Counter(row['device_id'] for row in
-                                read['deployables']
-                                if row['parent_id'] is None)
-    out = []
-    for row in read['deployables']:
-        host = hosts.get(row['device_id']) or ''
-        address = addresses.get(row['device_id'])
-        types = mdev_types.get(row['id'], set())
-        mdev_type = next(iter(types)) if len(types) == 1 else None
-        name = row['name']
-        if (row['driver_name'] == _FAKE_DRIVER and
-                name.endswith('_' + _FAKE_DEPLOYABLE)):
-            name = _FAKE_DEPLOYABLE
-        elif (address and row['parent_id'] is None and
-              roots[row['device_id']] == 1):
-            # The one deployable of its device, whatever 17.0.0 named
-            # it: after the socket's host name, a virtual function or
-            # the model (Huawei Ascend).
-            name = '%s_%s' % (address, mdev_type) if mdev_type else address
-        elif name.startswith(host + '_'):
-            name = name[len(host) + 1:]
-        if roots[row['device_id']] > 1 and row['parent_id'] is None:
-            warnings.add(_(
-                'Deployables of devices that 17.0.0 split into one '
-                'deployable per virtual function (Intel QAT and NIC with '
-                'SR-IOV on), which this release reports as one '
-                'deployable per device: on the first report of their '
-                'host they are replaced, or kept while an accelerator '
-                'request holds them, their providers counting the same '
-                'virtual functions as the new one; unbind those requests '
-                'first'),
-                row['uuid'])
-        out.append(dict(row, name=name))
-    return out
-
-
-def _attributes(read, problems):
-    """Attributes; a trait key a deployable has twice takes a free number.
-
-    17.0.0's Intel FPGA driver numbers the traits of a card's virtual
-    functions on from the last number of the card's own, so a card with
-    SR-IOV on has ``trait<N>`` twice. Every trait is kept: this release
-    reads the traits of any ``trait<N>`` keys.
-    """
-    keys = collections.defaultdict(set)
-    for row in read:
-        keys[row['deployable_id']].add(row['key'])
-    out, seen = [], set()
-    for row in read:
-        key, taken = row['key'], keys[row['deployable_id']]
-        if len(key) > 255 or len(row['value']) > 255:
-            problems.add(_('Attributes whose key or value is longer than '
-                           '255 characters'), row['uuid'])
-        if (row['deployable_id'], key) in seen:
-            if common_attributes.is_trait_key(key):
-                key = next(k for k in map('trait%d'.__mod__,
-                                          itertools.count())
-                           if k not in taken)
-                taken.add(key)
-            else:
-                problems.add(_('Attributes whose key their deployable has '
-                               'twice'), row['uuid'])
-        seen.add((row['deployable_id'], key))
-        out.append(dict(row, key=key))
-    return out
-
-
-def _arqs(read, groups, problems, found):
-    """ARQs, each with a copy of its profile group as 17.0.0 showed it."""
-    out, handles = [], set()
-    for row in _checked_enum(read, 'state', states.ALL_STATES, problems):
-        found.arq_states[row['state']] += 1
-        profile_groups = groups.get(row['device_profile_id'], [])
-        group = {}
-        if 0 <= row['device_profile_group_id'] < len(profile_groups):
-            group = profile_groups[row['device_profile_group_id']]
-        else:
-            problems.add(_('Accelerator requests whose device profile or '
-                           'profile group does not exist'), row['uuid'])
-        handle = row['attach_handle_id']
-        if handle is not None and handle in handles:
-            problems.add(_('Accelerator requests holding an attach handle '
-                           'that another one holds'), row['uuid'])
-        handles.add(handle)
-        out.append(dict(row, device_profile_group=json.dumps(group)))
-    return out
