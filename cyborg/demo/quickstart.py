@@ -39,8 +39,12 @@ import sys
 import time
 
 from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1.identity import v3
+from keystoneauth1 import service_token
+from keystoneauth1 import session as ks_session
 
 from cyborg.demo import glance
+from cyborg.demo import keystone
 from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
@@ -48,7 +52,14 @@ from cyborg.demo import privsep
 from cyborg.demo import sysfs
 
 HOST = 'demo-compute1'
-PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774}
+PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
+         'keystone': 5000}
+#: Keystone's virtualenv (tools/setup-client-venvs.sh makes it).
+KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
+#: The clouds of clouds.yaml the demo acts as with Keystone: the
+#: administrator, and the user Nova sends service tokens as.
+ADMIN_CLOUD = 'cyborg-admin'
+NOVA_CLOUD = keystone.CLOUD_NAMES['service']
 #: The simulated host: (builder of cyborg.demo.sysfs, address, options).
 HOST_DEVICES = [
     ('intel_fpga', '0000:5e:00.0', {'vfs': 2}),
@@ -132,12 +143,23 @@ def _say(line):
 class Quickstart:
     """The quickstart's services and files under ``state``."""
 
-    def __init__(self, state, ports=None, nodename=HOST):
+    def __init__(self, state, ports=None, nodename=HOST,
+                 keystone_venv=None):
+        """The services under ``state`` on ``ports``.
+
+        :param keystone_venv: Keystone's virtualenv: run the real Keystone
+            and make Cyborg and Placement check its tokens; None for
+            noauth.
+        """
         self.state = os.path.abspath(state)
         #: The compute node's name, and its resource provider's.
         self.nodename = nodename
         self.ports = dict(PORTS, **(ports or {}))
         self.conf = os.path.join(self.state, 'cyborg.conf')
+        self.keystone = keystone.Keystone(
+            self.path('keystone'), self.ports['keystone'],
+            keystone_venv) if keystone_venv else None
+        self._session = None
 
     def path(self, *parts):
         return os.path.join(self.state, *parts)
@@ -149,10 +171,13 @@ class Quickstart:
 
     def prepare(self, rabbit=None, db=None):
         """Write the config, the simulated host and the demo bitstream."""
-        for sub in ('run', 'logs', 'bin', 'downloads'):
+        for sub in ('run', 'logs', 'bin', 'downloads') + (
+                ('keystone',) if self.keystone else ()):
             os.makedirs(self.path(sub), exist_ok=True)
         with open(self.path('quickstart.json'), 'w') as f:
-            json.dump({'ports': self.ports, 'rabbit': rabbit}, f)
+            json.dump({'ports': self.ports, 'rabbit': rabbit,
+                       'keystone': self.keystone and self.keystone.venv},
+                      f)
         # Built afresh: the services are stopped, the host is "rebooted".
         shutil.rmtree(self.path('sysfs'), ignore_errors=True)
         tree = sysfs.build(self.path('sysfs'), HOST_DEVICES)
@@ -168,6 +193,11 @@ class Quickstart:
         image = self.bitstream()
         with open(self.conf, 'w') as f:
             f.write(self._config(rabbit, db))
+        if self.keystone:
+            with open(self.path('placement.conf'), 'w') as f:
+                f.write('\n'.join(
+                    ['[api]', 'auth_strategy = keystone', '',
+                     '[keystone_authtoken]'] + self._credentials() + ['']))
         return image
 
     def bitstream(self):
@@ -191,10 +221,29 @@ class Quickstart:
                 'version': '1.0', 'driver': 'OPAE', 'driver_ver': '2.0',
                 'driver_path': '/opt/opae'})
 
+    def _credentials(self):
+        """Config lines: password auth as Cyborg's service user."""
+        return ['auth_type = password',
+                'region_name = %s' % keystone.REGION] + [
+            '%s = %s' % item for item in sorted(
+                self.keystone.credentials('cyborg').items())]
+
     def _config(self, rabbit, db):
         def token(url):
+            if self.keystone:
+                # The service's URL comes from Keystone's catalog.
+                return '\n'.join(self._credentials())
             return 'auth_type = admin_token\nendpoint = %s\ntoken = %s' % (
                 url, placement.TOKEN)
+        auth = []
+        if self.keystone:
+            auth = [
+                '', '[keystone_authtoken]',
+                'www_authenticate_uri = %s' % self.keystone.auth_url,
+            ] + self._credentials() + [
+                # Cyborg's token goes with a user's to Glance and Nova.
+                '', '[service_user]', 'send_service_user_token = true',
+            ] + self._credentials()
         return '\n'.join([
             '[DEFAULT]',
             'host = %s' % HOST,
@@ -204,7 +253,8 @@ class Quickstart:
             'connection = %s' % (
                 db or 'sqlite:///%s' % self.path('cyborg.sqlite')),
             '', '[api]',
-            'auth_strategy = noauth',
+            'auth_strategy = %s' % ('keystone' if self.keystone
+                                    else 'noauth'),
             'host_ip = 127.0.0.1',
             'port = %d' % self.ports['api'],
             'api_workers = 1',
@@ -220,14 +270,15 @@ class Quickstart:
             'enabled_vgpu_types = %s' % VGPU_TYPE,
             '', '[fpga]',
             'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
-            '', '[glance]',
+            '', '[glance]'] + (
+                self._credentials() if self.keystone else []) + [
             'endpoint_override = %s' % self.url('glance'),
             'download_dir = %s' % self.path('downloads'),
             '', '[placement]', token(self.url('placement')),
             # Nova's compute API is under /v2.1, as its catalog entry says.
             '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
-            'lock_path = %s' % self.path('run'),
+            'lock_path = %s' % self.path('run')] + auth + [
             ''] + privsep.config_lines(self.conf))
 
     # --- processes --------------------------------------------------------
@@ -242,10 +293,22 @@ class Quickstart:
                     'main; sys.exit(main())' % module,
                     '--config-file', self.conf]
 
-        commands = [
+        commands = []
+        if self.keystone:
+            commands.append(('keystone', [
+                python, '-m', 'cyborg.demo.keystone',
+                '--port', str(self.ports['keystone']),
+                '--state-dir', self.keystone.state,
+                '--venv', self.keystone.venv,
+                '--clouds-yaml', self.path('clouds.yaml')] + [
+                    '--endpoint=%s=%s' % endpoint
+                    for endpoint in self.endpoints().items()]))
+        commands += [
             ('placement', [python, '-m', 'cyborg.demo.placement',
                            '--port', str(self.ports['placement']), '--db',
-                           'sqlite:///' + self.path('placement.sqlite')]),
+                           'sqlite:///' + self.path('placement.sqlite')] + (
+                               ['--config-file', self.path('placement.conf')]
+                               if self.keystone else [])),
             ('glance', [python, '-m', 'cyborg.demo.glance', '--port',
                         str(self.ports['glance']), '--dir',
                         self.path('images')]),
@@ -256,6 +319,14 @@ class Quickstart:
         else:
             commands.append(('all_in_one', console('all_in_one')))
         return commands
+
+    def endpoints(self):
+        """Keystone's catalog: service type: URL."""
+        return {'placement': self.url('placement'),
+                'accelerator': self.url('api') + '/v2',
+                # Nova's compute API is under /v2.1.
+                'compute': self.url('nova') + '/v2.1',
+                'image': self.url('glance')}
 
     def _pid(self, name):
         """The pid of service ``name`` if it runs, else None."""
@@ -323,6 +394,19 @@ class Quickstart:
         raise QuickstartError('%s does not answer on %s; see %s' % (
             name, url, self.path('logs', name + '.log')))
 
+    def _wait_keystone(self, timeout=300):
+        """Wait until Keystone is bootstrapped: clouds.yaml is written."""
+        log = self.path('logs', 'keystone.log')
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.path('clouds.yaml')):
+            if self._pid('keystone') is None:
+                raise QuickstartError('keystone exited; see %s and %s' % (
+                    log, self.keystone.state))
+            if time.monotonic() > deadline:
+                raise QuickstartError('Keystone was not ready within %d s; '
+                                      'see %s' % (timeout, log))
+            time.sleep(0.5)
+
     def start(self, rabbit=None, db=None, register_host=True):
         """(Re)start Placement, the image service and Cyborg.
 
@@ -339,6 +423,12 @@ class Quickstart:
                         '--config-file', self.conf, 'upgrade'], check=True,
                        cwd=self.state)
         commands = dict(self._commands(rabbit))
+        if self.keystone:
+            _say('== starting the real Keystone on %s' % self.url('keystone'))
+            if os.path.exists(self.path('clouds.yaml')):
+                os.unlink(self.path('clouds.yaml'))
+            self._spawn('keystone', commands.pop('keystone'))
+            self._wait_keystone()
         for name in ('placement', 'glance'):
             _say('== starting %s on %s' % (name, self.url(name)))
             self._spawn(name, commands.pop(name))
@@ -355,17 +445,38 @@ class Quickstart:
 
     # --- the demo ---------------------------------------------------------
 
+    def cloud(self, name):
+        """A keystoneauth password plugin: cloud ``name`` of clouds.yaml."""
+        return v3.Password(**self.clouds()[name]['auth'])
+
+    def session(self):
+        """The demo's keystoneauth session, or None without Keystone.
+
+        It acts as the administrator and sends the token of the user Nova
+        calls Cyborg as beside it, as Nova does.
+        """
+        if self.keystone and self._session is None:
+            self._session = ks_session.Session(
+                auth=service_token.ServiceTokenAuthWrapper(
+                    user_auth=self.cloud(ADMIN_CLOUD),
+                    service_auth=self.cloud(NOVA_CLOUD)))
+        return self._session
+
+    def placement(self):
+        """An adapter for Placement, as the demo's administrator."""
+        return placement.adapter(self.url('placement'),
+                                 nova_sim.PLACEMENT_VERSION, self.session())
+
     def nova_sim(self, events=None):
         return nova_sim.NovaSim(
-            nova_sim.cyborg_adapter(self.url('api') + '/v2'),
-            placement.adapter(self.url('placement'),
-                              nova_sim.PLACEMENT_VERSION),
-            events, self.path('instances.json'), timeout=120)
+            nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                    self.session()),
+            self.placement(), events, self.path('instances.json'),
+            timeout=120)
 
     def wait_for_devices(self, timeout=300, interval=2):
         """Wait until the agent's devices are in Placement, saying so."""
-        adapter = placement.adapter(self.url('placement'),
-                                    nova_sim.PLACEMENT_VERSION)
+        adapter = self.placement()
         deadline = time.monotonic() + timeout
         while True:
             found = {}
@@ -433,10 +544,22 @@ class Quickstart:
             ('--cyborg', api), ('--placement', self.url('placement')),
             ('--events-port', self.ports['nova']))
             if self.ports != PORTS)
-        for line in (
-                '',
-                'Cyborg runs with its state in %s (logs in %s).' % (
-                    self.state, self.path('logs')),
+        lines = ['', 'Cyborg runs with its state in %s (logs in %s).' % (
+            self.state, self.path('logs'))]
+        if self.keystone:
+            lines += [
+                '  Keystone:  %s (state in %s)' % (self.keystone.auth_url,
+                                                   self.keystone.state),
+                '  API:       %s (Keystone tokens)' % api,
+                '  Placement: %s (Keystone tokens)' % self.url('placement'),
+                '  Clouds:    %s: %s' % (self.path('clouds.yaml'), ', '.join(
+                    sorted(self.clouds()))),
+                '  CLI:       tools/setup-client-venvs.sh, then '
+                'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
+                '--os-cloud %s accelerator device profile list' % (
+                    self.path('clouds.yaml'), ADMIN_CLOUD)]
+        else:
+            lines += [
                 '  API:       %s (noauth)' % api,
                 '  Placement: %s (token %s)' % (self.url('placement'),
                                                 placement.TOKEN),
@@ -445,10 +568,17 @@ class Quickstart:
                 '--name vm1' % (self.state, bin_dir, sim_options),
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
-                '--os-endpoint %s accelerator device profile list' % api,
-                '  Status:    tools/quickstart.sh status',
-                '  Stop:      tools/quickstart.sh stop'):
+                '--os-endpoint %s accelerator device profile list' % api]
+        lines += ['  Status:    tools/quickstart.sh status',
+                  '  Stop:      tools/quickstart.sh stop']
+        for line in lines:
             _say(line)
+
+    def clouds(self):
+        """The clouds of clouds.yaml."""
+        with open(self.path('clouds.yaml')) as f:
+            # Written as JSON (cyborg.demo.keystone).
+            return json.load(f)['clouds']
 
     @staticmethod
     def _profile(cyborg, name, groups):
@@ -501,6 +631,12 @@ def _parser():
     start.add_argument('--db', metavar='URL',
                        help='database URL (default: SQLite in the state '
                             'directory)')
+    start.add_argument('--keystone', action='store_true',
+                       help='run the real Keystone; Cyborg and Placement '
+                            'check its tokens; write clouds.yaml')
+    start.add_argument('--keystone-venv', default=KEYSTONE_VENV,
+                       help="Keystone's virtualenv (default: %s)" %
+                            KEYSTONE_VENV)
     start.add_argument('--no-demo', action='store_true')
     command('demo', 'boot and delete the demo instances')
     command('status', 'show the services')
@@ -511,11 +647,16 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     ports = {s: getattr(args, '%s_port' % s) for s in PORTS}
+    keystone_venv = args.keystone_venv if getattr(
+        args, 'keystone', False) else None
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):
         with open(saved) as f:
-            ports = json.load(f)['ports']
-    quickstart = Quickstart(args.state, ports)
+            saved = json.load(f)
+        # Ports saved before Keystone could run lack its port.
+        ports = dict(ports, **saved['ports'])
+        keystone_venv = saved.get('keystone')
+    quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv)
     try:
         if args.command == 'start':
             quickstart.start(args.rabbit, args.db)
@@ -534,7 +675,7 @@ def main(argv=None):
             if not services:
                 print('no services started from %s' % quickstart.state)
             return 0 if services and all(p for _, p in services) else 3
-    except (QuickstartError, nova_sim.BootFailed,
+    except (QuickstartError, nova_sim.BootFailed, keystone.KeystoneError,
             subprocess.CalledProcessError) as e:
         print('quickstart: %s' % e, file=sys.stderr)
         return 1
