@@ -53,6 +53,17 @@ if [ "$command" = start ]; then
     "$venv/bin/python" -m pip install -q -r requirements.txt
     # The demo extra brings openstack-placement, which the quickstart serves.
     "$venv/bin/python" -m pip install -q -e '.[demo]'
+    # The real services the options ask for, and the openstack CLI.
+    clients=()
+    for option in "$@"; do
+        case "$option" in
+            --keystone) clients+=(keystone osc-10.5.0) ;;
+            --nova) clients+=(nova-34.0.0 osc-10.5.0) ;;
+        esac
+    done
+    if [ ${#clients[@]} -gt 0 ]; then
+        CYBORG_CLIENT_VENVS=.venvs tools/setup-client-venvs.sh "${clients[@]}"
+    fi
 elif [ ! -x "$venv/bin/python" ]; then
     echo "quickstart: run tools/quickstart.sh first" >&2
     exit 1
