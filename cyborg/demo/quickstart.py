@@ -45,6 +45,7 @@ from keystoneauth1 import session as ks_session
 
 from cyborg.demo import glance
 from cyborg.demo import keystone
+from cyborg.demo import nova
 from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
@@ -53,13 +54,18 @@ from cyborg.demo import sysfs
 
 HOST = 'demo-compute1'
 PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
-         'keystone': 5000}
+         'keystone': 5000, 'neutron': 9696}
 #: Keystone's virtualenv (tools/setup-client-venvs.sh makes it).
 KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
 #: The clouds of clouds.yaml the demo acts as with Keystone: the
 #: administrator, and the user Nova sends service tokens as.
 ADMIN_CLOUD = 'cyborg-admin'
 NOVA_CLOUD = keystone.CLOUD_NAMES['service']
+#: The openstack CLI (tools/setup-client-venvs.sh installs it).
+OSC = os.path.join('.venvs', 'osc-10.5.0', 'bin', 'openstack')
+#: The image the real Nova's demo servers boot from.
+DISK_NAME = 'demo-disk'
+
 #: The simulated host: (builder of cyborg.demo.sysfs, address, options).
 HOST_DEVICES = [
     ('intel_fpga', '0000:5e:00.0', {'vfs': 2}),
@@ -89,6 +95,8 @@ DEMO = [
     ('vm-fake', 'demo-fake-device', [{
         'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]),
 ]
+#: The real Nova's demo servers: the FPGA and the vGPU one.
+NOVA_DEMO = DEMO[:2]
 
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
 #: AFU id where the card's port shows it, as the real tool makes the
@@ -144,12 +152,15 @@ class Quickstart:
     """The quickstart's services and files under ``state``."""
 
     def __init__(self, state, ports=None, nodename=HOST,
-                 keystone_venv=None):
+                 keystone_venv=None, nova_venv=None, osc=OSC):
         """The services under ``state`` on ``ports``.
 
         :param keystone_venv: Keystone's virtualenv: run the real Keystone
             and make Cyborg and Placement check its tokens; None for
             noauth.
+        :param nova_venv: Nova's virtualenv: run the real Nova (its API on
+            the ``nova`` port) instead of the boot simulator.
+        :param osc: the openstack CLI the real Nova's demo boots with.
         """
         self.state = os.path.abspath(state)
         #: The compute node's name, and its resource provider's.
@@ -160,6 +171,14 @@ class Quickstart:
             self.path('keystone'), self.ports['keystone'],
             keystone_venv) if keystone_venv else None
         self._session = None
+        # Its RabbitMQ URL is Cyborg's, set by start().
+        self.nova = nova.NovaServices(
+            self.path('nova'), nova_venv,
+            {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
+            self.url('placement'), self.url('api') + '/v2',
+            self.url('glance'), None, HOST,
+            nodename=nodename) if nova_venv else None
+        self.osc = os.path.abspath(osc)
 
     def path(self, *parts):
         return os.path.join(self.state, *parts)
@@ -176,8 +195,9 @@ class Quickstart:
             os.makedirs(self.path(sub), exist_ok=True)
         with open(self.path('quickstart.json'), 'w') as f:
             json.dump({'ports': self.ports, 'rabbit': rabbit,
-                       'keystone': self.keystone and self.keystone.venv},
-                      f)
+                       'keystone': self.keystone and self.keystone.venv,
+                       'nova': self.nova and self.nova.venv,
+                       'osc': self.osc}, f)
         # Built afresh: the services are stopped, the host is "rebooted".
         shutil.rmtree(self.path('sysfs'), ignore_errors=True)
         tree = sysfs.build(self.path('sysfs'), HOST_DEVICES)
@@ -191,6 +211,9 @@ class Quickstart:
         # A program: the stand-in runs as fpgaconf.
         os.chmod(fpgaconf, 0o755)  # nosec B103
         image = self.bitstream()
+        if self.nova:
+            # The image service loads its images when it starts.
+            self._image(DISK_NAME, b'a demo disk', tags=())
         with open(self.conf, 'w') as f:
             f.write(self._config(rabbit, db))
         if self.keystone:
@@ -200,8 +223,8 @@ class Quickstart:
                      '[keystone_authtoken]'] + self._credentials() + ['']))
         return image
 
-    def bitstream(self):
-        """The demo bitstream's image, stored on first use."""
+    def _image(self, name, data, **properties):
+        """The image called ``name``, stored on first use."""
         images = self.path('images')
         if os.path.isdir(images):
             # Other images may be there too, such as a server's.
@@ -209,11 +232,15 @@ class Quickstart:
                 if entry.endswith('.json'):
                     with open(os.path.join(images, entry)) as f:
                         image = json.load(f)
-                    if image['name'] == BITSTREAM_NAME:
+                    if image['name'] == name:
                         return image
-        data = json.dumps({'afu_id': FUNCTION_ID}).encode()
-        return glance.store_image(
-            images, data, name=BITSTREAM_NAME, **{
+        return glance.store_image(images, data, name=name, **properties)
+
+    def bitstream(self):
+        """The demo bitstream's image, stored on first use."""
+        return self._image(
+            BITSTREAM_NAME, json.dumps({'afu_id': FUNCTION_ID}).encode(),
+            **{
                 'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
                 'vendor': 'Intel', 'board': 'PAC_ARRIA10',
                 'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
@@ -339,18 +366,20 @@ class Quickstart:
         # start time tells (services may retitle their command line).
         return pid if _started(pid) == started else None
 
-    def _spawn(self, name, argv):
+    def _spawn(self, name, argv, cwd=None, env=None):
         """Start a service in a session of its own, not as our child.
 
         A launcher starts it and exits, so the service outlives this
         process and nobody has to reap it. The launcher returns once the
-        service's program runs, so its pid file is right at once.
+        service's program runs, so its pid file is right at once. It runs
+        in ``cwd`` (default: the state directory) with ``env``.
         """
-        # Our own commands, from _commands().
+        # Our own commands, from _commands() and NovaServices.commands().
         launched = subprocess.run(  # nosec B603
             [sys.executable, '-c', _LAUNCH,
              self.path('logs', name + '.log')] + argv,
-            cwd=self.state, check=True, capture_output=True, text=True)
+            cwd=cwd or self.state, env=env, check=True,
+            capture_output=True, text=True)
         pid = int(launched.stdout)
         with open(self.path('run', name + '.pid'), 'w') as f:
             json.dump([pid, _started(pid)], f)
@@ -417,6 +446,17 @@ class Quickstart:
         """
         self.stop()
         self.prepare(rabbit, db)
+        if self.nova:
+            register_host = False
+            _say('== setting up Nova %s in %s' % (nova.NOVA_VERSION,
+                                                  self.nova.state))
+            os.makedirs(self.nova.state, exist_ok=True)
+            self.nova.rabbit_url = rabbit
+            self.nova.setup()
+            # Nova starts on empty databases: its compute node gets a new
+            # id, which a Placement that knew the node would refuse.
+            if os.path.exists(self.path('placement.sqlite')):
+                os.unlink(self.path('placement.sqlite'))
         _say('== building the database schema')
         subprocess.run([sys.executable, '-c', 'import sys; from '  # nosec B603
                         'cyborg.cmd.dbsync import main; sys.exit(main())',
@@ -442,6 +482,17 @@ class Quickstart:
         api = 'all_in_one' if 'all_in_one' in commands else 'api'
         self._wait_http(api, self.url('api'))
         _say('== Cyborg API on %s/v2' % self.url('api'))
+        if self.nova:
+            for name, argv in self.nova.commands():
+                _say('== starting %s' % name)
+                self._spawn(name, argv, cwd=self.nova.state,
+                            env=self.nova.env())
+            _say('== waiting for nova-compute\'s node %s' % self.nodename)
+            try:
+                self.nova.wait_for_compute()
+            except nova.NovaError as e:
+                raise QuickstartError(str(e)) from e
+            _say('== Nova API on %s' % self.nova.url)
 
     # --- the demo ---------------------------------------------------------
 
@@ -535,6 +586,86 @@ class Quickstart:
             events.stop()
         return booted
 
+    def osc_env(self):
+        """The environment the openstack CLI reaches the real Nova in.
+
+        Nova's test auth filter takes any token; the image service is the
+        quickstart's own.
+        """
+        return {'OS_AUTH_TYPE': 'admin_token', 'OS_ENDPOINT': self.nova.url,
+                'OS_TOKEN': nova.TOKEN,
+                'OS_COMPUTE_API_VERSION': nova.MICROVERSION,
+                'OS_IMAGE_ENDPOINT_OVERRIDE': self.url('glance')}
+
+    def openstack(self, *args, output=True):
+        """Run the openstack CLI on the real Nova; its JSON output.
+
+        :param output: the command shows something (``-f json``).
+        """
+        _say('$ openstack %s' % ' '.join(args))
+        argv = [self.osc] + list(args) + (['-f', 'json'] if output else [])
+        # The CLI from its virtualenv, with our arguments.
+        done = subprocess.run(  # nosec B603
+            argv, capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **self.osc_env()))
+        if done.returncode:
+            raise QuickstartError('openstack %s failed:\n%s' % (
+                ' '.join(args), done.stderr[-2000:]))
+        return json.loads(done.stdout) if output else None
+
+    def _flavor(self, compute, name):
+        """Flavor ``name`` asking for device profile ``name``."""
+        flavors = compute.get('/flavors').json()['flavors']
+        if not any(f['name'] == name for f in flavors):
+            flavor = compute.post('/flavors', json={'flavor': {
+                'name': name, 'ram': 64, 'vcpus': 1, 'disk': 0}})
+            if flavor.status_code != 200:
+                raise QuickstartError('Nova refused flavor %s: %s' % (
+                    name, flavor.text))
+            compute.post('/flavors/%s/os-extra_specs' % flavor.json()[
+                'flavor']['id'], json={'extra_specs': {
+                    nova_sim.PROFILE_SPEC: name}})
+        _say('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC, name))
+
+    def nova_demo(self):
+        """Boot servers with the real Nova, show the driver's records."""
+        self.wait_for_devices()
+        image = self.bitstream()
+        cyborg = nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                         self.session())
+        compute = self.nova.adapter()
+        servers = {s['name'] for s in compute.get('/servers').json()[
+            'servers']}
+        for name, _, _ in NOVA_DEMO:
+            if name in servers:
+                self.openstack('server', 'delete', '--wait', name,
+                               output=False)
+        for name, profile, groups in DEMO:
+            self._profile(cyborg, profile, json.loads(
+                json.dumps(groups).replace('{image}', image['id'])))
+            self._flavor(compute, profile)
+        booted = []
+        for name, profile, _ in NOVA_DEMO:
+            server = self.openstack(
+                'server', 'create', '--flavor', profile, '--image',
+                DISK_NAME, '--no-network', '--wait', name)
+            booted.append(name)
+            _say('== %s is %s on %s; the fake driver got:' % (
+                name, server['status'], server['OS-EXT-SRV-ATTR:host']))
+            for record in self.nova.records():
+                if (record['instance'] == server['id'] and
+                        record['call'] == 'spawn'):
+                    for arq in record['accel_info']:
+                        _say('  %s (%s) %s %s' % (
+                            arq['uuid'], arq['state'],
+                            arq['attach_handle_type'],
+                            json.dumps(arq['attach_handle_info'],
+                                       sort_keys=True)))
+        for name in booted:
+            self.openstack('server', 'delete', '--wait', name, output=False)
+            _say('== deleted %s' % name)
+        return booted
+
     def summary(self):
         """Say where everything is and what to try next."""
         bin_dir = os.path.dirname(sys.executable)
@@ -562,13 +693,26 @@ class Quickstart:
             lines += [
                 '  API:       %s (noauth)' % api,
                 '  Placement: %s (token %s)' % (self.url('placement'),
-                                                placement.TOKEN),
+                                                placement.TOKEN)]
+        if not self.keystone and not self.nova:
+            lines += [
                 '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
                 '--flavor-extra-spec accel:device_profile=demo-vgpu '
-                '--name vm1' % (self.state, bin_dir, sim_options),
+                '--name vm1' % (self.state, bin_dir, sim_options)]
+        if not self.keystone:
+            lines += [
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
                 '--os-endpoint %s accelerator device profile list' % api]
+        if self.nova:
+            lines += [
+                '  Nova:      %s (any token is an admin\'s; flavors %s, '
+                'image %s)' % (self.nova.url, ', '.join(
+                    profile for _, profile, _ in DEMO), DISK_NAME),
+                '  Boot:      %s %s server create --flavor demo-vgpu '
+                '--image %s --no-network --wait vm1' % (
+                    ' '.join('%s=%s' % e for e in self.osc_env().items()),
+                    self.osc, DISK_NAME)]
         lines += ['  Status:    tools/quickstart.sh status',
                   '  Stop:      tools/quickstart.sh stop']
         for line in lines:
@@ -579,6 +723,10 @@ class Quickstart:
         with open(self.path('clouds.yaml')) as f:
             # Written as JSON (cyborg.demo.keystone).
             return json.load(f)['clouds']
+
+    def run_demo(self):
+        """The demo of the Nova that runs: the real one or the simulator."""
+        return self.nova_demo() if self.nova else self.demo()
 
     @staticmethod
     def _profile(cyborg, name, groups):
@@ -637,6 +785,13 @@ def _parser():
     start.add_argument('--keystone-venv', default=KEYSTONE_VENV,
                        help="Keystone's virtualenv (default: %s)" %
                             KEYSTONE_VENV)
+    start.add_argument('--nova', action='store_true',
+                       help='run the real Nova (needs --rabbit); its demo '
+                            'boots servers with openstack server create')
+    start.add_argument('--nova-venv', default=nova.VENV,
+                       help="Nova's virtualenv (default: %s)" % nova.VENV)
+    start.add_argument('--osc', default=OSC,
+                       help='the openstack CLI (default: %s)' % OSC)
     start.add_argument('--no-demo', action='store_true')
     command('demo', 'boot and delete the demo instances')
     command('status', 'show the services')
@@ -649,6 +804,16 @@ def main(argv=None):
     ports = {s: getattr(args, '%s_port' % s) for s in PORTS}
     keystone_venv = args.keystone_venv if getattr(
         args, 'keystone', False) else None
+    nova_venv = args.nova_venv if getattr(args, 'nova', False) else None
+    osc = getattr(args, 'osc', OSC)
+    if nova_venv and not args.rabbit:
+        print('quickstart: --nova needs --rabbit URL: Nova\'s services talk '
+              'over RabbitMQ', file=sys.stderr)
+        return 2
+    if nova_venv and keystone_venv:
+        print('quickstart: --nova runs Nova with its test auth filter and '
+              'cannot be combined with --keystone yet', file=sys.stderr)
+        return 2
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):
         with open(saved) as f:
@@ -656,22 +821,26 @@ def main(argv=None):
         # Ports saved before Keystone could run lack its port.
         ports = dict(ports, **saved['ports'])
         keystone_venv = saved.get('keystone')
-    quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv)
+        nova_venv = saved.get('nova')
+        osc = saved.get('osc', OSC)
+    quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv,
+                            nova_venv=nova_venv, osc=osc)
     try:
         if args.command == 'start':
             quickstart.start(args.rabbit, args.db)
             if not args.no_demo:
-                quickstart.demo()
+                quickstart.run_demo()
             quickstart.summary()
         elif args.command == 'demo':
-            quickstart.demo()
+            quickstart.run_demo()
         elif args.command == 'stop':
             quickstart.stop()
         else:
             services = quickstart.services()
+            width = max([12] + [len(name) + 1 for name, _ in services])
             for name, pid in services:
-                print('%-12s %s' % (name, 'running (pid %d)' % pid if pid
-                                    else 'stopped'))
+                print('%-*s %s' % (width, name, 'running (pid %d)' % pid
+                                   if pid else 'stopped'))
             if not services:
                 print('no services started from %s' % quickstart.state)
             return 0 if services and all(p for _, p in services) else 3

@@ -23,12 +23,15 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
+import urllib.parse
 
 import fixtures
 import openstack
 import requests
 
+from cyborg.demo import nova
 from cyborg.demo import quickstart
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
@@ -196,4 +199,49 @@ class TestQuickstart(base.TestCase):
         rc, output = self._main('stop')
         self.assertEqual(0, rc, output)
         self.assertIn('== stopping keystone (pid', output)
+        self.assertEqual(3, self._main('status')[0])
+
+    def test_real_nova(self):
+        venv = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
+        osc = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+        for needed in (venv / 'bin' / 'nova-compute', osc):
+            if not needed.exists():
+                self.skipTest('%s is missing: run '
+                              'tools/setup-client-venvs.sh' % needed)
+        vhost = 'quickstart-nova-' + os.path.basename(self.state)
+        if functional.rabbitmqctl('add_vhost', vhost) or \
+                functional.rabbitmqctl('set_permissions', '-p', vhost,
+                                       'guest', '.*', '.*', '.*'):
+            self.skipTest('needs rabbitmqctl for a virtual host')
+        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', vhost)
+        rabbit = urllib.parse.urlsplit(functional.RABBIT_URL)._replace(
+            path='/' + vhost).geturl()
+        self.assertEqual(2, self._main('start', '--nova')[0])
+        rc, output = self._main('start', '--nova', '--nova-venv', str(venv),
+                                '--osc', str(osc), '--rabbit', rabbit)
+        self.assertEqual(0, rc, output + self._logs())
+        for name, handle in (('vm-fpga', 'PCI {"bus": "5e"'),
+                             ('vm-vgpu', 'MDEV {"asked_type": "nvidia-222"')):
+            self.assertIn('$ openstack server create --flavor %s' % dict(
+                (n, p) for n, p, _ in quickstart.DEMO)[name], output)
+            self.assertIn('== %s is ACTIVE on %s; the fake driver got:' % (
+                name, quickstart.HOST), output)
+            self.assertIn('== deleted %s' % name, output)
+            self.assertRegex(output, r'\(Bound\) %s' % re.escape(handle))
+        rc, status = self._main('status')
+        self.assertEqual(0, rc, status)
+        for name in ('nova-api', 'nova-compute', 'nova-conductor',
+                     'nova-scheduler', 'neutron'):
+            self.assertRegex(status, r'%s +running' % name)
+        # Left ready for openstack server create by hand.
+        compute = nova.compute_adapter('http://127.0.0.1:%s/v2.1' %
+                                       self._port('nova'))
+        flavors = compute.get('/flavors/detail').json()['flavors']
+        self.assertEqual(
+            {p: {'accel:device_profile': p} for _, p, _ in quickstart.DEMO},
+            {f['name']: f['extra_specs'] for f in flavors})
+        self.assertEqual([], compute.get('/servers').json()['servers'])
+        rc, output = self._main('stop')
+        self.assertEqual(0, rc, output)
+        self.assertIn('== stopping nova-compute (pid', output)
         self.assertEqual(3, self._main('status')[0])
