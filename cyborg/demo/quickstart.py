@@ -26,6 +26,13 @@ demo bitstream), a vGPU instance and an instance with the fake driver's
 device with :mod:`cyborg.demo.nova_sim`, print their ``<hostdev>``
 elements, delete them. ``status`` and ``stop``
 look after the services. Starting again stops what runs first.
+
+With a Keystone virtualenv, the real Keystone runs first
+(:mod:`cyborg.demo.keystone`), Cyborg and Placement check its tokens, and
+``clouds.yaml`` holds a cloud per user. With a Nova virtualenv, the real
+Nova's services (:mod:`cyborg.demo.nova`) run instead of the simulator:
+nova-compute registers the compute node, and the demo boots servers with
+``openstack server create`` and prints what the fake virt driver got.
 """
 
 import argparse
