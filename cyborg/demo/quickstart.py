@@ -520,7 +520,7 @@ class Quickstart:
                     service_auth=self.cloud(NOVA_CLOUD)))
         return self._session
 
-    def placement(self):
+    def placement_adapter(self):
         """An adapter for Placement, as the demo's administrator."""
         return placement.adapter(self.url('placement'),
                                  nova_sim.PLACEMENT_VERSION, self.session())
@@ -529,12 +529,12 @@ class Quickstart:
         return nova_sim.NovaSim(
             nova_sim.cyborg_adapter(self.url('api') + '/v2',
                                     self.session()),
-            self.placement(), events, self.path('instances.json'),
+            self.placement_adapter(), events, self.path('instances.json'),
             timeout=120)
 
     def wait_for_devices(self, timeout=300, interval=2):
         """Wait until the agent's devices are in Placement, saying so."""
-        adapter = self.placement()
+        adapter = self.placement_adapter()
         deadline = time.monotonic() + timeout
         while True:
             found = {}
