@@ -195,6 +195,10 @@ class TestQuickstart(base.TestCase):
         self.assertEqual(
             dict.fromkeys(listed, {'demo-fpga-aes', 'demo-vgpu',
                                    'demo-fake-device'}), listed)
+        # "demo" in another process finds Keystone from what start saved.
+        rc, output = self._main('demo')
+        self.assertEqual(0, rc, output + self._logs())
+        self._check_demo(output)
         rc, output = self._main('stop')
         self.assertEqual(0, rc, output)
         self.assertIn('== stopping keystone (pid', output)
