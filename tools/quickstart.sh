@@ -2,14 +2,17 @@
 # Run a whole Cyborg on this machine and boot two simulated instances.
 #
 #   tools/quickstart.sh [start] [--rabbit URL [--db URL]] [--no-demo]
+#                       [--keystone | --nova]
 #                                           (re)start, then run the demo
 #   tools/quickstart.sh demo                run the demo again
 #   tools/quickstart.sh status | stop
 #
 # Every command also takes --state DIR and the port of each service:
 # --api-port (6666), --placement-port (8778), --glance-port (9292) and
-# --nova-port (8774, where the simulator receives Nova's events), before
-# or after the command. Later commands reuse the ports "start" chose.
+# --nova-port (8774, where the simulator receives Nova's events, or the
+# real Nova's API), --keystone-port (5000) and --neutron-port (9696),
+# before or after the command. Later commands reuse the ports "start"
+# chose.
 #
 # "start" installs Cyborg and openstack-placement into a virtualenv, then
 # starts on 127.0.0.1, with every file under one state directory: the real
@@ -24,6 +27,12 @@
 # an FPGA and a vGPU instance, prints their <hostdev> elements and deletes
 # them. The services keep running until "stop". Running it again is safe:
 # it stops what runs and starts afresh on the same databases.
+#
+# --keystone also runs the real Keystone (.venvs/keystone): Cyborg and
+# Placement check its tokens and <state>/clouds.yaml holds a cloud per
+# user. --nova (with --rabbit) runs the real Nova (.venvs/nova-34.0.0)
+# instead of the simulator; its demo boots with openstack server create.
+# tools/setup-client-venvs.sh installs what they need, and the CLI.
 #
 # Environment: CYBORG_VENV (default .venvs/cyborg), CYBORG_STATE (default
 # .state), PYTHON (python3).
@@ -53,6 +62,17 @@ if [ "$command" = start ]; then
     "$venv/bin/python" -m pip install -q -r requirements.txt
     # The demo extra brings openstack-placement, which the quickstart serves.
     "$venv/bin/python" -m pip install -q -e '.[demo]'
+    # The real services the options ask for, and the openstack CLI.
+    clients=()
+    for option in "$@"; do
+        case "$option" in
+            --keystone) clients+=(keystone osc-10.5.0) ;;
+            --nova) clients+=(nova-34.0.0 osc-10.5.0) ;;
+        esac
+    done
+    if [ ${#clients[@]} -gt 0 ]; then
+        CYBORG_CLIENT_VENVS=.venvs tools/setup-client-venvs.sh "${clients[@]}"
+    fi
 elif [ ! -x "$venv/bin/python" ]; then
     echo "quickstart: run tools/quickstart.sh first" >&2
     exit 1

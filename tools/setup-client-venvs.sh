@@ -17,19 +17,25 @@
 #   .venvs/tempest     tempest + cyborg-tempest-plugin
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
-# left as it is. Environment: PYTHON (python3), CYBORG_CLIENT_VENVS
-# (default .venvs).
+# left as it is. Naming virtualenvs installs only those:
+# tools/setup-client-venvs.sh keystone osc-10.5.0 (tools/quickstart.sh
+# does). Environment: PYTHON (python3), CYBORG_CLIENT_VENVS (default
+# .venvs).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 root=${CYBORG_CLIENT_VENVS:-.venvs}
+wanted=" $* "
 
 # install_client VENV COMMAND PACKAGE... [PIP OPTIONS]: VENV is ready once
 # it has COMMAND and the first PACKAGE.
 install_client() {
     local venv=$1 command=$2
     shift 2
+    if [ "$wanted" != "  " ] && [[ $wanted != *" ${venv##*/} "* ]]; then
+        return
+    fi
     # The list of packages is written last, once they are all installed.
     if [ -x "$venv/bin/$command" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \

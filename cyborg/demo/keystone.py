@@ -79,6 +79,11 @@ PERSONAS = {
     'cyborg': ('cyborg', SERVICE_PROJECT, ('admin', 'service')),
 }
 
+#: Cloud names in ``clouds.yaml`` that differ from ``cyborg-<persona>``:
+#: ``cyborg-service`` is Cyborg's service user, ``cyborg-nova`` the user
+#: Nova calls Cyborg as.
+CLOUD_NAMES = {'cyborg': 'cyborg-service', 'service': 'cyborg-nova'}
+
 #: Catalog names of the services :meth:`Keystone.register_endpoint` adds.
 SERVICE_NAMES = {'placement': 'placement', 'accelerator': 'cyborg',
                  'compute': 'nova', 'image': 'glance'}
@@ -363,10 +368,14 @@ class Keystone:
                             json={'endpoint': {'url': url}})
 
     def clouds(self):
-        """``clouds.yaml`` content: a cloud ``cyborg-<persona>`` each."""
+        """``clouds.yaml`` content: a cloud per persona.
+
+        Each is named ``cyborg-<persona>``, or as :data:`CLOUD_NAMES` says.
+        """
         clouds = {}
         for persona in PERSONAS:
-            clouds['cyborg-' + persona] = {
+            name = CLOUD_NAMES.get(persona, 'cyborg-' + persona)
+            clouds[name] = {
                 'auth': self.credentials(persona), 'auth_type': 'password',
                 'region_name': REGION, 'identity_api_version': 3}
         return {'clouds': clouds}

@@ -212,7 +212,8 @@ class NovaServices:
 
     # --- processes --------------------------------------------------------
 
-    def _env(self):
+    def env(self):
+        """The environment Nova's services and commands run in."""
         return dict(os.environ,
                     OS_NOVA_CONFIG_DIR=self.state,
                     OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf',
@@ -232,7 +233,7 @@ class NovaServices:
             done = subprocess.run(  # nosec B603
                 [self._bin('nova-manage'), '--config-file', self.conf] +
                 list(args), stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.state, env=self._env())
+                cwd=self.state, env=self.env())
         if done.returncode:
             raise NovaError('nova-manage %s failed; see %s' % (
                 ' '.join(args), self.path('logs', 'nova-manage.log')))
@@ -242,7 +243,7 @@ class NovaServices:
             # Nova's commands from its virtualenv, or the runner.
             self.processes[name] = subprocess.Popen(  # nosec B603
                 argv, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, cwd=self.state, env=self._env(),
+                stderr=subprocess.STDOUT, cwd=self.state, env=self.env(),
                 start_new_session=True)
 
     def _check_running(self):
@@ -280,25 +281,40 @@ class NovaServices:
         self._manage('db', 'sync')
         return self
 
+    def commands(self):
+        """(name, command line) of each service, in the order to start.
+
+        They run from :attr:`state` in the environment of :meth:`env`.
+        """
+        return [
+            ('neutron', self._runner('neutron', str(self.ports['neutron']))),
+            ('nova-api', self._runner('api', str(self.ports['api'])))] + [
+            ('nova-' + service, self._runner(service, '--config-file',
+                                             self.conf))
+            for service in ('conductor', 'scheduler', 'compute')]
+
     def start(self, timeout=180):
         """Start the services (after :meth:`setup`) and map the compute.
 
         Placement must answer. It returns once the compute node is mapped
-        to its cell (by ``nova-manage cell_v2 discover_hosts``), so the
-        scheduler can place servers on it.
+        to its cell (:meth:`wait_for_compute`).
         """
-        self._spawn('neutron', self._runner('neutron',
-                                            str(self.ports['neutron'])))
-        self._spawn('nova-api', self._runner('api', str(self.ports['api'])))
-        for service in ('conductor', 'scheduler', 'compute'):
-            self._spawn('nova-' + service, self._runner(
-                service, '--config-file', self.conf))
+        for name, argv in self.commands():
+            self._spawn(name, argv)
+        self.wait_for_compute(timeout)
+        return self
+
+    def wait_for_compute(self, timeout=180):
+        """Wait for the compute node, then map it to its cell.
+
+        ``nova-manage cell_v2 discover_hosts`` maps it, so the scheduler
+        can place servers on it.
+        """
         api = self.adapter()
         self._wait('the compute node %s in Nova' % self.nodename,
                    lambda: api.get('/os-hypervisors').json().get(
                        'hypervisors'), timeout)
         self._manage('cell_v2', 'discover_hosts')
-        return self
 
     def stop(self):
         """Stop every service: SIGTERM, then SIGKILL to its session."""

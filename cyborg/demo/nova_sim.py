@@ -117,9 +117,13 @@ def hostdev(handle):
     return ElementTree.tostring(element, encoding='unicode')
 
 
-def cyborg_adapter(url):
-    """A keystoneauth adapter for Cyborg's API with ``noauth``."""
-    return ks_adapter.Adapter(ks_session.Session(auth=noauth.NoAuth()),
+def cyborg_adapter(url, session=None):
+    """A keystoneauth adapter for Cyborg's API at ``url``.
+
+    With ``noauth`` unless ``session`` brings the tokens to send.
+    """
+    return ks_adapter.Adapter(session or ks_session.Session(
+                                  auth=noauth.NoAuth()),
                               service_type='accelerator',
                               endpoint_override=url, raise_exc=False)
 

@@ -15,16 +15,19 @@ Placement is the ``openstack-placement`` package itself, loaded with its
 own ``deploy.loadapp`` and served on loopback by cheroot, with
 ``noauth2``: a request carrying the token ``admin`` is an admin. Cyborg
 reaches it with keystoneauth's ``admin_token`` plugin (``endpoint`` set to
-:attr:`PlacementServer.url`, ``token`` ``admin``). :func:`make_app` can
-also check tokens with a Keystone instead (``auth_strategy = keystone``).
+:attr:`PlacementServer.url`, ``token`` ``admin``). It checks Keystone
+tokens instead when :func:`make_app` is given Keystone's
+``[keystone_authtoken]`` options, or, run on its own, a configuration
+file (``--config-file``) with ``[api] auth_strategy = keystone`` and a
+``[keystone_authtoken]`` group.
 
 Placement keeps one database engine per process, so one process serves
 one Placement.
 
 Run it on its own with ``python -m cyborg.demo.placement --port 8778
---db sqlite:////path/placement.sqlite``. Serving it needs the
-``openstack-placement`` package (the ``demo`` extra of Cyborg); the client
-side, :func:`adapter`, only keystoneauth.
+--db sqlite:////path/placement.sqlite [--config-file FILE]``. Serving it
+needs the ``openstack-placement`` package (the ``demo`` extra of
+Cyborg); the client side, :func:`adapter`, only keystoneauth.
 """
 
 import argparse
@@ -49,15 +52,18 @@ INSTALL_HINT = ("the demo Placement needs the openstack-placement package: "
 THREADS = 1
 
 
-def make_app(db_url, keystone=None):
+def make_app(db_url, keystone=None, config_file=None):
     """Placement's WSGI application on the database at ``db_url``.
 
     The schema is created or upgraded and the standard traits and resource
     classes are loaded, as ``placement-manage db sync`` would. It uses
-    ``noauth2``, or, given ``keystone`` (``[keystone_authtoken]`` options,
-    see :meth:`cyborg.demo.keystone.Keystone.authtoken_options`),
-    Keystone's tokens. One process has one Placement database: a second
-    application of the process serves the first one's.
+    ``noauth2`` unless ``config_file``, Placement's configuration file,
+    says otherwise (``[api] auth_strategy``), or ``keystone`` is given
+    (``[keystone_authtoken]`` options, see
+    :meth:`cyborg.demo.keystone.Keystone.authtoken_options`): then it
+    checks Keystone's tokens. One process has one Placement database: a
+    second application of the process serves the first one's.
+
     :raises ImportError: openstack-placement is not installed.
     """
     # Imported here so that clients of this module (the Nova simulator,
@@ -71,26 +77,31 @@ def make_app(db_url, keystone=None):
     conf = cfg.ConfigOpts()
     placement_conf.register_opts(conf)
     conf.set_default('connection', db_url, group='placement_database')
-    conf([], project='placement', default_config_files=[],
+    conf.set_default('auth_strategy', 'noauth2', group='api')
+    conf([], project='placement',
+         default_config_files=[config_file] if config_file else [],
          default_config_dirs=[])
     conf.set_override('sync_on_startup', True, group='placement_database')
-    conf.set_override('auth_strategy', 'keystone' if keystone else 'noauth2',
-                      group='api')
     if keystone:
+        conf.set_override('auth_strategy', 'keystone', group='api')
         keystone_demo.authtoken_options(conf, keystone)
     db_api.configure(conf)
     return deploy.loadapp(conf)
 
 
-def adapter(url, microversion):
+def adapter(url, microversion, session=None):
     """A keystoneauth adapter that calls the Placement at ``url`` directly.
 
-    Errors are answered, not raised, so callers can check status codes.
+    It sends noauth2's admin token unless ``session`` brings the token to
+    send. Errors are answered, not raised, so callers can check status
+    codes.
     """
-    auth = ks_loading.get_plugin_loader('admin_token').load_from_options(
-        endpoint=url, token=TOKEN)
-    return ks_adapter.Adapter(ks_session.Session(auth=auth),
-                              service_type='placement',
+    if session is None:
+        auth = ks_loading.get_plugin_loader(
+            'admin_token').load_from_options(endpoint=url, token=TOKEN)
+        session = ks_session.Session(auth=auth)
+    return ks_adapter.Adapter(session, service_type='placement',
+                              endpoint_override=url,
                               default_microversion=microversion,
                               raise_exc=False)
 
@@ -98,21 +109,27 @@ def adapter(url, microversion):
 class PlacementServer(server.LoopbackServer):
     """Placement served on ``host``:``port`` (0 picks a free port)."""
 
-    def __init__(self, db_url, host='127.0.0.1', port=0, threads=THREADS):
-        super().__init__(make_app(db_url), host, port, threads,
-                         name='placement')
+    def __init__(self, db_url, host='127.0.0.1', port=0, threads=THREADS,
+                 config_file=None):
+        super().__init__(make_app(db_url, config_file=config_file), host, port,
+                         threads, name='placement')
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description='Serve the real Placement API with noauth2 on SQLite.')
+        description='Serve the real Placement API on SQLite.')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=8778)
     parser.add_argument('--db', required=True,
                         help='SQLAlchemy URL of the Placement database')
+    parser.add_argument('--config-file',
+                        help='Placement configuration file, such as one '
+                             'with [api] auth_strategy = keystone and '
+                             '[keystone_authtoken] (default: noauth2)')
     args = parser.parse_args(argv)
     try:
-        server = PlacementServer(args.db, args.host, args.port)
+        server = PlacementServer(args.db, args.host, args.port,
+                                 config_file=args.config_file)
     except ImportError as e:
         parser.exit(2, 'error: %s\n' % e)
     print('Placement serving on %s' % server.url, flush=True)

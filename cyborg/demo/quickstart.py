@@ -26,6 +26,13 @@ demo bitstream), a vGPU instance and an instance with the fake driver's
 device with :mod:`cyborg.demo.nova_sim`, print their ``<hostdev>``
 elements, delete them. ``status`` and ``stop``
 look after the services. Starting again stops what runs first.
+
+With a Keystone virtualenv, the real Keystone runs first
+(:mod:`cyborg.demo.keystone`), Cyborg and Placement check its tokens, and
+``clouds.yaml`` holds a cloud per user. With a Nova virtualenv, the real
+Nova's services (:mod:`cyborg.demo.nova`) run instead of the simulator:
+nova-compute registers the compute node, and the demo boots servers with
+``openstack server create`` and prints what the fake virt driver got.
 """
 
 import argparse
@@ -39,8 +46,13 @@ import sys
 import time
 
 from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1.identity import v3
+from keystoneauth1 import service_token
+from keystoneauth1 import session as ks_session
 
 from cyborg.demo import glance
+from cyborg.demo import keystone
+from cyborg.demo import nova
 from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
@@ -48,7 +60,19 @@ from cyborg.demo import privsep
 from cyborg.demo import sysfs
 
 HOST = 'demo-compute1'
-PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774}
+PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
+         'keystone': 5000, 'neutron': 9696}
+#: Keystone's virtualenv (tools/setup-client-venvs.sh makes it).
+KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
+#: The clouds of clouds.yaml the demo acts as with Keystone: the
+#: administrator, and the user Nova sends service tokens as.
+ADMIN_CLOUD = 'cyborg-admin'
+NOVA_CLOUD = keystone.CLOUD_NAMES['service']
+#: The openstack CLI (tools/setup-client-venvs.sh installs it).
+OSC = os.path.join('.venvs', 'osc-10.5.0', 'bin', 'openstack')
+#: The image the real Nova's demo servers boot from.
+DISK_NAME = 'demo-disk'
+
 #: The simulated host: (builder of cyborg.demo.sysfs, address, options).
 HOST_DEVICES = [
     ('intel_fpga', '0000:5e:00.0', {'vfs': 2}),
@@ -78,6 +102,8 @@ DEMO = [
     ('vm-fake', 'demo-fake-device', [{
         'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]),
 ]
+#: The real Nova's demo servers: the FPGA and the vGPU one.
+NOVA_DEMO = DEMO[:2]
 
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
 #: AFU id where the card's port shows it, as the real tool makes the
@@ -132,12 +158,34 @@ def _say(line):
 class Quickstart:
     """The quickstart's services and files under ``state``."""
 
-    def __init__(self, state, ports=None, nodename=HOST):
+    def __init__(self, state, ports=None, nodename=HOST,
+                 keystone_venv=None, nova_venv=None, osc=OSC):
+        """The services under ``state`` on ``ports``.
+
+        :param keystone_venv: Keystone's virtualenv: run the real Keystone
+            and make Cyborg and Placement check its tokens; None for
+            noauth.
+        :param nova_venv: Nova's virtualenv: run the real Nova (its API on
+            the ``nova`` port) instead of the boot simulator.
+        :param osc: the openstack CLI the real Nova's demo boots with.
+        """
         self.state = os.path.abspath(state)
         #: The compute node's name, and its resource provider's.
         self.nodename = nodename
         self.ports = dict(PORTS, **(ports or {}))
         self.conf = os.path.join(self.state, 'cyborg.conf')
+        self.keystone = keystone.Keystone(
+            self.path('keystone'), self.ports['keystone'],
+            keystone_venv) if keystone_venv else None
+        self._session = None
+        # Its RabbitMQ URL is Cyborg's, set by start().
+        self.nova = nova.NovaServices(
+            self.path('nova'), nova_venv,
+            {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
+            self.url('placement'), self.url('api') + '/v2',
+            self.url('glance'), None, HOST,
+            nodename=nodename) if nova_venv else None
+        self.osc = os.path.abspath(osc)
 
     def path(self, *parts):
         return os.path.join(self.state, *parts)
@@ -149,10 +197,14 @@ class Quickstart:
 
     def prepare(self, rabbit=None, db=None):
         """Write the config, the simulated host and the demo bitstream."""
-        for sub in ('run', 'logs', 'bin', 'downloads'):
+        for sub in ('run', 'logs', 'bin', 'downloads') + (
+                ('keystone',) if self.keystone else ()):
             os.makedirs(self.path(sub), exist_ok=True)
         with open(self.path('quickstart.json'), 'w') as f:
-            json.dump({'ports': self.ports, 'rabbit': rabbit}, f)
+            json.dump({'ports': self.ports, 'rabbit': rabbit,
+                       'keystone': self.keystone and self.keystone.venv,
+                       'nova': self.nova and self.nova.venv,
+                       'osc': self.osc}, f)
         # Built afresh: the services are stopped, the host is "rebooted".
         shutil.rmtree(self.path('sysfs'), ignore_errors=True)
         tree = sysfs.build(self.path('sysfs'), HOST_DEVICES)
@@ -166,12 +218,20 @@ class Quickstart:
         # A program: the stand-in runs as fpgaconf.
         os.chmod(fpgaconf, 0o755)  # nosec B103
         image = self.bitstream()
+        if self.nova:
+            # The image service loads its images when it starts.
+            self._image(DISK_NAME, b'a demo disk', tags=())
         with open(self.conf, 'w') as f:
             f.write(self._config(rabbit, db))
+        if self.keystone:
+            with open(self.path('placement.conf'), 'w') as f:
+                f.write('\n'.join(
+                    ['[api]', 'auth_strategy = keystone', '',
+                     '[keystone_authtoken]'] + self._credentials() + ['']))
         return image
 
-    def bitstream(self):
-        """The demo bitstream's image, stored on first use."""
+    def _image(self, name, data, **properties):
+        """The image called ``name``, stored on first use."""
         images = self.path('images')
         if os.path.isdir(images):
             # Other images may be there too, such as a server's.
@@ -179,11 +239,15 @@ class Quickstart:
                 if entry.endswith('.json'):
                     with open(os.path.join(images, entry)) as f:
                         image = json.load(f)
-                    if image['name'] == BITSTREAM_NAME:
+                    if image['name'] == name:
                         return image
-        data = json.dumps({'afu_id': FUNCTION_ID}).encode()
-        return glance.store_image(
-            images, data, name=BITSTREAM_NAME, **{
+        return glance.store_image(images, data, name=name, **properties)
+
+    def bitstream(self):
+        """The demo bitstream's image, stored on first use."""
+        return self._image(
+            BITSTREAM_NAME, json.dumps({'afu_id': FUNCTION_ID}).encode(),
+            **{
                 'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
                 'vendor': 'Intel', 'board': 'PAC_ARRIA10',
                 'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
@@ -191,10 +255,29 @@ class Quickstart:
                 'version': '1.0', 'driver': 'OPAE', 'driver_ver': '2.0',
                 'driver_path': '/opt/opae'})
 
+    def _credentials(self):
+        """Config lines: password auth as Cyborg's service user."""
+        return ['auth_type = password',
+                'region_name = %s' % keystone.REGION] + [
+            '%s = %s' % item for item in sorted(
+                self.keystone.credentials('cyborg').items())]
+
     def _config(self, rabbit, db):
         def token(url):
+            if self.keystone:
+                # The service's URL comes from Keystone's catalog.
+                return '\n'.join(self._credentials())
             return 'auth_type = admin_token\nendpoint = %s\ntoken = %s' % (
                 url, placement.TOKEN)
+        auth = []
+        if self.keystone:
+            auth = [
+                '', '[keystone_authtoken]',
+                'www_authenticate_uri = %s' % self.keystone.auth_url,
+            ] + self._credentials() + [
+                # Cyborg's token goes with a user's to Glance and Nova.
+                '', '[service_user]', 'send_service_user_token = true',
+            ] + self._credentials()
         return '\n'.join([
             '[DEFAULT]',
             'host = %s' % HOST,
@@ -204,7 +287,8 @@ class Quickstart:
             'connection = %s' % (
                 db or 'sqlite:///%s' % self.path('cyborg.sqlite')),
             '', '[api]',
-            'auth_strategy = noauth',
+            'auth_strategy = %s' % ('keystone' if self.keystone
+                                    else 'noauth'),
             'host_ip = 127.0.0.1',
             'port = %d' % self.ports['api'],
             'api_workers = 1',
@@ -220,14 +304,15 @@ class Quickstart:
             'enabled_vgpu_types = %s' % VGPU_TYPE,
             '', '[fpga]',
             'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
-            '', '[glance]',
+            '', '[glance]'] + (
+                self._credentials() if self.keystone else []) + [
             'endpoint_override = %s' % self.url('glance'),
             'download_dir = %s' % self.path('downloads'),
             '', '[placement]', token(self.url('placement')),
             # Nova's compute API is under /v2.1, as its catalog entry says.
             '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
-            'lock_path = %s' % self.path('run'),
+            'lock_path = %s' % self.path('run')] + auth + [
             ''] + privsep.config_lines(self.conf))
 
     # --- processes --------------------------------------------------------
@@ -242,10 +327,22 @@ class Quickstart:
                     'main; sys.exit(main())' % module,
                     '--config-file', self.conf]
 
-        commands = [
+        commands = []
+        if self.keystone:
+            commands.append(('keystone', [
+                python, '-m', 'cyborg.demo.keystone',
+                '--port', str(self.ports['keystone']),
+                '--state-dir', self.keystone.state,
+                '--venv', self.keystone.venv,
+                '--clouds-yaml', self.path('clouds.yaml')] + [
+                    '--endpoint=%s=%s' % endpoint
+                    for endpoint in self.endpoints().items()]))
+        commands += [
             ('placement', [python, '-m', 'cyborg.demo.placement',
                            '--port', str(self.ports['placement']), '--db',
-                           'sqlite:///' + self.path('placement.sqlite')]),
+                           'sqlite:///' + self.path('placement.sqlite')] + (
+                               ['--config-file', self.path('placement.conf')]
+                               if self.keystone else [])),
             ('glance', [python, '-m', 'cyborg.demo.glance', '--port',
                         str(self.ports['glance']), '--dir',
                         self.path('images')]),
@@ -256,6 +353,14 @@ class Quickstart:
         else:
             commands.append(('all_in_one', console('all_in_one')))
         return commands
+
+    def endpoints(self):
+        """Keystone's catalog: service type: URL."""
+        return {'placement': self.url('placement'),
+                'accelerator': self.url('api') + '/v2',
+                # Nova's compute API is under /v2.1.
+                'compute': self.url('nova') + '/v2.1',
+                'image': self.url('glance')}
 
     def _pid(self, name):
         """The pid of service ``name`` if it runs, else None."""
@@ -268,18 +373,20 @@ class Quickstart:
         # start time tells (services may retitle their command line).
         return pid if _started(pid) == started else None
 
-    def _spawn(self, name, argv):
+    def _spawn(self, name, argv, cwd=None, env=None):
         """Start a service in a session of its own, not as our child.
 
         A launcher starts it and exits, so the service outlives this
         process and nobody has to reap it. The launcher returns once the
-        service's program runs, so its pid file is right at once.
+        service's program runs, so its pid file is right at once. It runs
+        in ``cwd`` (default: the state directory) with ``env``.
         """
-        # Our own commands, from _commands().
+        # Our own commands, from _commands() and NovaServices.commands().
         launched = subprocess.run(  # nosec B603
             [sys.executable, '-c', _LAUNCH,
              self.path('logs', name + '.log')] + argv,
-            cwd=self.state, check=True, capture_output=True, text=True)
+            cwd=cwd or self.state, env=env, check=True,
+            capture_output=True, text=True)
         pid = int(launched.stdout)
         with open(self.path('run', name + '.pid'), 'w') as f:
             json.dump([pid, _started(pid)], f)
@@ -323,6 +430,19 @@ class Quickstart:
         raise QuickstartError('%s does not answer on %s; see %s' % (
             name, url, self.path('logs', name + '.log')))
 
+    def _wait_keystone(self, timeout=300):
+        """Wait until Keystone is bootstrapped: clouds.yaml is written."""
+        log = self.path('logs', 'keystone.log')
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.path('clouds.yaml')):
+            if self._pid('keystone') is None:
+                raise QuickstartError('keystone exited; see %s and %s' % (
+                    log, self.keystone.state))
+            if time.monotonic() > deadline:
+                raise QuickstartError('Keystone was not ready within %d s; '
+                                      'see %s' % (timeout, log))
+            time.sleep(0.5)
+
     def start(self, rabbit=None, db=None, register_host=True):
         """(Re)start Placement, the image service and Cyborg.
 
@@ -333,12 +453,29 @@ class Quickstart:
         """
         self.stop()
         self.prepare(rabbit, db)
+        if self.nova:
+            register_host = False
+            _say('== setting up Nova %s in %s' % (nova.NOVA_VERSION,
+                                                  self.nova.state))
+            os.makedirs(self.nova.state, exist_ok=True)
+            self.nova.rabbit_url = rabbit
+            self.nova.setup()
+            # Nova starts on empty databases: its compute node gets a new
+            # id, which a Placement that knew the node would refuse.
+            if os.path.exists(self.path('placement.sqlite')):
+                os.unlink(self.path('placement.sqlite'))
         _say('== building the database schema')
         subprocess.run([sys.executable, '-c', 'import sys; from '  # nosec B603
                         'cyborg.cmd.dbsync import main; sys.exit(main())',
                         '--config-file', self.conf, 'upgrade'], check=True,
                        cwd=self.state)
         commands = dict(self._commands(rabbit))
+        if self.keystone:
+            _say('== starting the real Keystone on %s' % self.url('keystone'))
+            if os.path.exists(self.path('clouds.yaml')):
+                os.unlink(self.path('clouds.yaml'))
+            self._spawn('keystone', commands.pop('keystone'))
+            self._wait_keystone()
         for name in ('placement', 'glance'):
             _say('== starting %s on %s' % (name, self.url(name)))
             self._spawn(name, commands.pop(name))
@@ -352,20 +489,52 @@ class Quickstart:
         api = 'all_in_one' if 'all_in_one' in commands else 'api'
         self._wait_http(api, self.url('api'))
         _say('== Cyborg API on %s/v2' % self.url('api'))
+        if self.nova:
+            for name, argv in self.nova.commands():
+                _say('== starting %s' % name)
+                self._spawn(name, argv, cwd=self.nova.state,
+                            env=self.nova.env())
+            _say('== waiting for nova-compute\'s node %s' % self.nodename)
+            try:
+                self.nova.wait_for_compute()
+            except nova.NovaError as e:
+                raise QuickstartError(str(e)) from e
+            _say('== Nova API on %s' % self.nova.url)
 
     # --- the demo ---------------------------------------------------------
 
+    def cloud(self, name):
+        """A keystoneauth password plugin: cloud ``name`` of clouds.yaml."""
+        return v3.Password(**self.clouds()[name]['auth'])
+
+    def session(self):
+        """The demo's keystoneauth session, or None without Keystone.
+
+        It acts as the administrator and sends the token of the user Nova
+        calls Cyborg as beside it, as Nova does.
+        """
+        if self.keystone and self._session is None:
+            self._session = ks_session.Session(
+                auth=service_token.ServiceTokenAuthWrapper(
+                    user_auth=self.cloud(ADMIN_CLOUD),
+                    service_auth=self.cloud(NOVA_CLOUD)))
+        return self._session
+
+    def placement_adapter(self):
+        """An adapter for Placement, as the demo's administrator."""
+        return placement.adapter(self.url('placement'),
+                                 nova_sim.PLACEMENT_VERSION, self.session())
+
     def nova_sim(self, events=None):
         return nova_sim.NovaSim(
-            nova_sim.cyborg_adapter(self.url('api') + '/v2'),
-            placement.adapter(self.url('placement'),
-                              nova_sim.PLACEMENT_VERSION),
-            events, self.path('instances.json'), timeout=120)
+            nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                    self.session()),
+            self.placement_adapter(), events, self.path('instances.json'),
+            timeout=120)
 
     def wait_for_devices(self, timeout=300, interval=2):
         """Wait until the agent's devices are in Placement, saying so."""
-        adapter = placement.adapter(self.url('placement'),
-                                    nova_sim.PLACEMENT_VERSION)
+        adapter = self.placement_adapter()
         deadline = time.monotonic() + timeout
         while True:
             found = {}
@@ -424,6 +593,86 @@ class Quickstart:
             events.stop()
         return booted
 
+    def osc_env(self):
+        """The environment the openstack CLI reaches the real Nova in.
+
+        Nova's test auth filter takes any token; the image service is the
+        quickstart's own.
+        """
+        return {'OS_AUTH_TYPE': 'admin_token', 'OS_ENDPOINT': self.nova.url,
+                'OS_TOKEN': nova.TOKEN,
+                'OS_COMPUTE_API_VERSION': nova.MICROVERSION,
+                'OS_IMAGE_ENDPOINT_OVERRIDE': self.url('glance')}
+
+    def openstack(self, *args, output=True):
+        """Run the openstack CLI on the real Nova; its JSON output.
+
+        :param output: the command shows something (``-f json``).
+        """
+        _say('$ openstack %s' % ' '.join(args))
+        argv = [self.osc] + list(args) + (['-f', 'json'] if output else [])
+        # The CLI from its virtualenv, with our arguments.
+        done = subprocess.run(  # nosec B603
+            argv, capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **self.osc_env()))
+        if done.returncode:
+            raise QuickstartError('openstack %s failed:\n%s' % (
+                ' '.join(args), done.stderr[-2000:]))
+        return json.loads(done.stdout) if output else None
+
+    def _flavor(self, compute, name):
+        """Flavor ``name`` asking for device profile ``name``."""
+        flavors = compute.get('/flavors').json()['flavors']
+        if not any(f['name'] == name for f in flavors):
+            flavor = compute.post('/flavors', json={'flavor': {
+                'name': name, 'ram': 64, 'vcpus': 1, 'disk': 0}})
+            if flavor.status_code != 200:
+                raise QuickstartError('Nova refused flavor %s: %s' % (
+                    name, flavor.text))
+            compute.post('/flavors/%s/os-extra_specs' % flavor.json()[
+                'flavor']['id'], json={'extra_specs': {
+                    nova_sim.PROFILE_SPEC: name}})
+        _say('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC, name))
+
+    def nova_demo(self):
+        """Boot servers with the real Nova, show the driver's records."""
+        self.wait_for_devices()
+        image = self.bitstream()
+        cyborg = nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                         self.session())
+        compute = self.nova.adapter()
+        servers = {s['name'] for s in compute.get('/servers').json()[
+            'servers']}
+        for name, _, _ in NOVA_DEMO:
+            if name in servers:
+                self.openstack('server', 'delete', '--wait', name,
+                               output=False)
+        for name, profile, groups in DEMO:
+            self._profile(cyborg, profile, json.loads(
+                json.dumps(groups).replace('{image}', image['id'])))
+            self._flavor(compute, profile)
+        booted = []
+        for name, profile, _ in NOVA_DEMO:
+            server = self.openstack(
+                'server', 'create', '--flavor', profile, '--image',
+                DISK_NAME, '--no-network', '--wait', name)
+            booted.append(name)
+            _say('== %s is %s on %s; the fake driver got:' % (
+                name, server['status'], server['OS-EXT-SRV-ATTR:host']))
+            for record in self.nova.records():
+                if (record['instance'] == server['id'] and
+                        record['call'] == 'spawn'):
+                    for arq in record['accel_info']:
+                        _say('  %s (%s) %s %s' % (
+                            arq['uuid'], arq['state'],
+                            arq['attach_handle_type'],
+                            json.dumps(arq['attach_handle_info'],
+                                       sort_keys=True)))
+        for name in booted:
+            self.openstack('server', 'delete', '--wait', name, output=False)
+            _say('== deleted %s' % name)
+        return booted
+
     def summary(self):
         """Say where everything is and what to try next."""
         bin_dir = os.path.dirname(sys.executable)
@@ -433,22 +682,58 @@ class Quickstart:
             ('--cyborg', api), ('--placement', self.url('placement')),
             ('--events-port', self.ports['nova']))
             if self.ports != PORTS)
-        for line in (
-                '',
-                'Cyborg runs with its state in %s (logs in %s).' % (
-                    self.state, self.path('logs')),
+        lines = ['', 'Cyborg runs with its state in %s (logs in %s).' % (
+            self.state, self.path('logs'))]
+        if self.keystone:
+            lines += [
+                '  Keystone:  %s (state in %s)' % (self.keystone.auth_url,
+                                                   self.keystone.state),
+                '  API:       %s (Keystone tokens)' % api,
+                '  Placement: %s (Keystone tokens)' % self.url('placement'),
+                '  Clouds:    %s: %s' % (self.path('clouds.yaml'), ', '.join(
+                    sorted(self.clouds()))),
+                '  CLI:       tools/setup-client-venvs.sh, then '
+                'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
+                '--os-cloud %s accelerator device profile list' % (
+                    self.path('clouds.yaml'), ADMIN_CLOUD)]
+        else:
+            lines += [
                 '  API:       %s (noauth)' % api,
                 '  Placement: %s (token %s)' % (self.url('placement'),
-                                                placement.TOKEN),
+                                                placement.TOKEN)]
+        if not self.keystone and not self.nova:
+            lines += [
                 '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
                 '--flavor-extra-spec accel:device_profile=demo-vgpu '
-                '--name vm1' % (self.state, bin_dir, sim_options),
+                '--name vm1' % (self.state, bin_dir, sim_options)]
+        if not self.keystone:
+            lines += [
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
-                '--os-endpoint %s accelerator device profile list' % api,
-                '  Status:    tools/quickstart.sh status',
-                '  Stop:      tools/quickstart.sh stop'):
+                '--os-endpoint %s accelerator device profile list' % api]
+        if self.nova:
+            lines += [
+                '  Nova:      %s (any token is an admin\'s; flavors %s, '
+                'image %s)' % (self.nova.url, ', '.join(
+                    profile for _, profile, _ in DEMO), DISK_NAME),
+                '  Boot:      %s %s server create --flavor demo-vgpu '
+                '--image %s --no-network --wait vm1' % (
+                    ' '.join('%s=%s' % e for e in self.osc_env().items()),
+                    self.osc, DISK_NAME)]
+        lines += ['  Status:    tools/quickstart.sh status',
+                  '  Stop:      tools/quickstart.sh stop']
+        for line in lines:
             _say(line)
+
+    def clouds(self):
+        """The clouds of clouds.yaml."""
+        with open(self.path('clouds.yaml')) as f:
+            # Written as JSON (cyborg.demo.keystone).
+            return json.load(f)['clouds']
+
+    def run_demo(self):
+        """The demo of the Nova that runs: the real one or the simulator."""
+        return self.nova_demo() if self.nova else self.demo()
 
     @staticmethod
     def _profile(cyborg, name, groups):
@@ -501,6 +786,19 @@ def _parser():
     start.add_argument('--db', metavar='URL',
                        help='database URL (default: SQLite in the state '
                             'directory)')
+    start.add_argument('--keystone', action='store_true',
+                       help='run the real Keystone; Cyborg and Placement '
+                            'check its tokens; write clouds.yaml')
+    start.add_argument('--keystone-venv', default=KEYSTONE_VENV,
+                       help="Keystone's virtualenv (default: %s)" %
+                            KEYSTONE_VENV)
+    start.add_argument('--nova', action='store_true',
+                       help='run the real Nova (needs --rabbit); its demo '
+                            'boots servers with openstack server create')
+    start.add_argument('--nova-venv', default=nova.VENV,
+                       help="Nova's virtualenv (default: %s)" % nova.VENV)
+    start.add_argument('--osc', default=OSC,
+                       help='the openstack CLI (default: %s)' % OSC)
     start.add_argument('--no-demo', action='store_true')
     command('demo', 'boot and delete the demo instances')
     command('status', 'show the services')
@@ -511,30 +809,49 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     ports = {s: getattr(args, '%s_port' % s) for s in PORTS}
+    keystone_venv = args.keystone_venv if getattr(
+        args, 'keystone', False) else None
+    nova_venv = args.nova_venv if getattr(args, 'nova', False) else None
+    osc = getattr(args, 'osc', OSC)
+    if nova_venv and not args.rabbit:
+        print('quickstart: --nova needs --rabbit URL: Nova\'s services talk '
+              'over RabbitMQ', file=sys.stderr)
+        return 2
+    if nova_venv and keystone_venv:
+        print('quickstart: --nova runs Nova with its test auth filter and '
+              'cannot be combined with --keystone yet', file=sys.stderr)
+        return 2
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):
         with open(saved) as f:
-            ports = json.load(f)['ports']
-    quickstart = Quickstart(args.state, ports)
+            saved = json.load(f)
+        # Ports saved before Keystone could run lack its port.
+        ports = dict(ports, **saved['ports'])
+        keystone_venv = saved.get('keystone')
+        nova_venv = saved.get('nova')
+        osc = saved.get('osc', OSC)
+    quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv,
+                            nova_venv=nova_venv, osc=osc)
     try:
         if args.command == 'start':
             quickstart.start(args.rabbit, args.db)
             if not args.no_demo:
-                quickstart.demo()
+                quickstart.run_demo()
             quickstart.summary()
         elif args.command == 'demo':
-            quickstart.demo()
+            quickstart.run_demo()
         elif args.command == 'stop':
             quickstart.stop()
         else:
             services = quickstart.services()
+            width = max([12] + [len(name) + 1 for name, _ in services])
             for name, pid in services:
-                print('%-12s %s' % (name, 'running (pid %d)' % pid if pid
-                                    else 'stopped'))
+                print('%-*s %s' % (width, name, 'running (pid %d)' % pid
+                                   if pid else 'stopped'))
             if not services:
                 print('no services started from %s' % quickstart.state)
             return 0 if services and all(p for _, p in services) else 3
-    except (QuickstartError, nova_sim.BootFailed,
+    except (QuickstartError, nova_sim.BootFailed, keystone.KeystoneError,
             subprocess.CalledProcessError) as e:
         print('quickstart: %s' % e, file=sys.stderr)
         return 1

@@ -14,18 +14,26 @@
 Placement, the image service and Cyborg run as child processes on free
 ports, as ``tools/quickstart.sh`` starts them; the demo boots an FPGA
 instance (programmed with the demo bitstream by the stand-in fpgaconf)
-and a vGPU instance through the Nova simulator, then deletes them.
+and a vGPU instance through the Nova simulator, then deletes them. With
+``--keystone`` the real Keystone runs too and the openstack CLI uses the
+quickstart's ``clouds.yaml``.
 """
 
 import contextlib
 import io
+import json
 import os
+import subprocess
+import urllib.parse
 
 import fixtures
 import openstack
+import requests
 
+from cyborg.demo import nova
 from cyborg.demo import quickstart
 from cyborg.tests import base
+from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 
 
@@ -63,6 +71,9 @@ class TestQuickstart(base.TestCase):
         with contextlib.redirect_stdout(out):
             rc = quickstart.main([command] + self.args + list(argv))
         return rc, out.getvalue()
+
+    def _port(self, service):
+        return self.args[self.args.index('--%s-port' % service) + 1]
 
     def _logs(self):
         """The end of each service's log, for a failure's message."""
@@ -109,8 +120,7 @@ class TestQuickstart(base.TestCase):
         # What the openstack CLI's accelerator commands call.
         conn = openstack.connect(
             auth_type='none', load_yaml_config=False, load_envvars=False,
-            auth={'endpoint': 'http://127.0.0.1:%s/v2' % self.args[
-                self.args.index('--api-port') + 1]})
+            auth={'endpoint': 'http://127.0.0.1:%s/v2' % self._port('api')})
         self.addCleanup(conn.close)
         self.assertEqual(
             {'demo-fpga-aes', 'demo-vgpu', 'demo-fake-device'},
@@ -138,3 +148,106 @@ class TestQuickstart(base.TestCase):
         self._check_titles({
             name: 'cyborg-%s: master process [cyborg-%s --config-file' % (
                 name, name) for name in ('agent', 'api', 'conductor')})
+
+    def test_keystone(self):
+        missing = cyborg_fixtures.Keystone.missing()
+        osc = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+        if not missing and not osc.exists():
+            missing = ('%s is missing: run tools/setup-client-venvs.sh' %
+                       osc)
+        if missing:
+            self.skipTest(missing)
+        rc, output = self._main('start', '--keystone', '--keystone-venv',
+                                str(cyborg_fixtures.Keystone.VENV))
+        self.assertEqual(0, rc, output + self._logs())
+        self._check_demo(output)
+        rc, status = self._main('status')
+        self.assertEqual(0, rc, status)
+        self.assertIn('%-12s running' % 'keystone', status)
+        # Cyborg and Placement refuse a request without a Keystone token.
+        for url in ('http://127.0.0.1:%s/v2/device_profiles' % self._port(
+                'api'), 'http://127.0.0.1:%s/resource_providers' %
+                self._port('placement')):
+            self.assertEqual(401, requests.get(
+                url, headers={'X-Auth-Token': 'admin'}).status_code)
+        clouds_yaml = os.path.join(self.state, 'clouds.yaml')
+        with open(clouds_yaml) as f:
+            clouds = json.load(f)['clouds']
+        self.assertEqual('cyborg', clouds['cyborg-service']['auth'][
+            'username'])
+        self.assertEqual('project-b', clouds['cyborg-member-b']['auth'][
+            'project_name'])
+        # What the quickstart says to run, with the real CLI.
+        command = ('--os-cloud cyborg-admin accelerator device profile list'
+                   ' -f value -c name')
+        self.assertIn('OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/'
+                      'openstack %s' % (clouds_yaml, command.split(' -f')[0]),
+                      output)
+        listed = {}
+        for cloud in ('cyborg-admin', 'cyborg-member', 'cyborg-reader',
+                      'cyborg-member-b', 'cyborg-service'):
+            result = subprocess.run(  # nosec B603
+                [str(osc)] + command.replace('cyborg-admin', cloud).split(),
+                capture_output=True, text=True, timeout=120,
+                env=dict(os.environ, OS_CLIENT_CONFIG_FILE=clouds_yaml))
+            self.assertEqual(0, result.returncode, result.stderr)
+            listed[cloud] = set(result.stdout.split())
+        self.assertEqual(
+            dict.fromkeys(listed, {'demo-fpga-aes', 'demo-vgpu',
+                                   'demo-fake-device'}), listed)
+        # "demo" in another process finds Keystone from what start saved.
+        rc, output = self._main('demo')
+        self.assertEqual(0, rc, output + self._logs())
+        self._check_demo(output)
+        rc, output = self._main('stop')
+        self.assertEqual(0, rc, output)
+        self.assertIn('== stopping keystone (pid', output)
+        self.assertEqual(3, self._main('status')[0])
+
+    def test_real_nova(self):
+        venv = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
+        osc = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+        for needed in (venv / 'bin' / 'nova-compute', osc):
+            if not needed.exists():
+                self.skipTest('%s is missing: run '
+                              'tools/setup-client-venvs.sh' % needed)
+        vhost = 'quickstart-nova-' + os.path.basename(self.state)
+        if functional.rabbitmqctl('add_vhost', vhost) or \
+                functional.rabbitmqctl('set_permissions', '-p', vhost,
+                                       'guest', '.*', '.*', '.*'):
+            self.skipTest('needs rabbitmqctl for a virtual host')
+        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', vhost)
+        rabbit = urllib.parse.urlsplit(functional.RABBIT_URL)._replace(
+            path='/' + vhost).geturl()
+        self.assertEqual(2, self._main('start', '--nova')[0])
+        rc, output = self._main('start', '--nova', '--nova-venv', str(venv),
+                                '--osc', str(osc), '--rabbit', rabbit)
+        self.assertEqual(0, rc, output + self._logs())
+        # Either FPGA (bus 5e or af) may be picked.
+        for name, handle in (('vm-fpga', r'PCI \{"bus": "(5e|af)"'),
+                             ('vm-vgpu', r'MDEV \{"asked_type": "nvidia-')):
+            self.assertIn('$ openstack server create --flavor %s' % dict(
+                (n, p) for n, p, _ in quickstart.DEMO)[name], output)
+            self.assertIn('== %s is ACTIVE on %s; the fake driver got:' % (
+                name, quickstart.HOST), output)
+            self.assertIn('== deleted %s' % name, output)
+            self.assertRegex(output, r'\(Bound\) ' + handle)
+        with open(os.path.join(self.state, 'logs', 'agent.log')) as f:
+            self.assertIn('Programming 0000:', f.read())
+        rc, status = self._main('status')
+        self.assertEqual(0, rc, status)
+        for name in ('nova-api', 'nova-compute', 'nova-conductor',
+                     'nova-scheduler', 'neutron'):
+            self.assertRegex(status, r'%s +running' % name)
+        # Left ready for openstack server create by hand.
+        compute = nova.compute_adapter('http://127.0.0.1:%s/v2.1' %
+                                       self._port('nova'))
+        flavors = compute.get('/flavors/detail').json()['flavors']
+        self.assertEqual(
+            {p: {'accel:device_profile': p} for _, p, _ in quickstart.DEMO},
+            {f['name']: f['extra_specs'] for f in flavors})
+        self.assertEqual([], compute.get('/servers').json()['servers'])
+        rc, output = self._main('stop')
+        self.assertEqual(0, rc, output)
+        self.assertIn('== stopping nova-compute (pid', output)
+        self.assertEqual(3, self._main('status')[0])
