@@ -46,32 +46,26 @@ import sys
 import time
 
 from keystoneauth1 import exceptions as ks_exceptions
-from keystoneauth1.identity import v3
-from keystoneauth1 import service_token
-from keystoneauth1 import session as ks_session
 
 from cyborg.demo import glance
 from cyborg.demo import keystone
 from cyborg.demo import nova
-from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
 from cyborg.demo import privsep
+from cyborg.demo import quickstart_demo
 from cyborg.demo import sysfs
 
-HOST = 'demo-compute1'
+# Shared with the demo (quickstart_demo), which the Quickstart is made of.
+_say = quickstart_demo.echo
+QuickstartError = quickstart_demo.QuickstartError
+
 PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
          'keystone': 5000, 'neutron': 9696}
 #: Keystone's virtualenv (tools/setup-client-venvs.sh makes it).
 KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
-#: The clouds of clouds.yaml the demo acts as with Keystone: the
-#: administrator, and the user Nova sends service tokens as.
-ADMIN_CLOUD = 'cyborg-admin'
-NOVA_CLOUD = keystone.CLOUD_NAMES['service']
 #: The openstack CLI (tools/setup-client-venvs.sh installs it).
 OSC = os.path.join('.venvs', 'osc-10.5.0', 'bin', 'openstack')
-#: The image the real Nova's demo servers boot from.
-DISK_NAME = 'demo-disk'
 
 #: The simulated host: (builder of cyborg.demo.sysfs, address, options).
 HOST_DEVICES = [
@@ -88,23 +82,6 @@ INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
 #: The demo bitstream's image name.
 BITSTREAM_NAME = 'demo-aes'
-#: What must be in Placement before the demo boots: resource class and
-#: how many providers offer it.
-EXPECTED = {'FPGA': 3, 'VGPU': 1}
-#: The demo's instances: name, device profile, its groups.
-DEMO = [
-    ('vm-fpga', 'demo-fpga-aes', [{
-        'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required',
-        'accel:bitstream_id': '{image}'}]),
-    ('vm-vgpu', 'demo-vgpu', [{
-        'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}]),
-    # What devstack jobs and Tempest ask of the fake driver.
-    ('vm-fake', 'demo-fake-device', [{
-        'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]),
-]
-#: The real Nova's demo servers: the FPGA and the vGPU one.
-NOVA_DEMO = DEMO[:2]
-
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
 #: AFU id where the card's port shows it, as the real tool makes the
 #: kernel do. The demo bitstream is JSON naming that id.
@@ -132,10 +109,6 @@ _LAUNCH = (
     'stdout=log, stderr=subprocess.STDOUT, start_new_session=True).pid)\n')
 
 
-class QuickstartError(Exception):
-    """A step failed; the message says which and where the logs are."""
-
-
 def _started(pid):
     """When process ``pid`` started (clock ticks since boot), or None.
 
@@ -151,14 +124,10 @@ def _started(pid):
     return None if fields[0] in ('Z', 'X') else int(fields[19])
 
 
-def _say(line):
-    print(line, flush=True)
-
-
-class Quickstart:
+class Quickstart(quickstart_demo.Demo):
     """The quickstart's services and files under ``state``."""
 
-    def __init__(self, state, ports=None, nodename=HOST,
+    def __init__(self, state, ports=None, nodename=quickstart_demo.HOST,
                  keystone_venv=None, nova_venv=None, osc=OSC):
         """The services under ``state`` on ``ports``.
 
@@ -173,6 +142,7 @@ class Quickstart:
         #: The compute node's name, and its resource provider's.
         self.nodename = nodename
         self.ports = dict(PORTS, **(ports or {}))
+        self.custom_ports = self.ports != PORTS
         self.conf = os.path.join(self.state, 'cyborg.conf')
         self.keystone = keystone.Keystone(
             self.path('keystone'), self.ports['keystone'],
@@ -183,7 +153,7 @@ class Quickstart:
             self.path('nova'), nova_venv,
             {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
             self.url('placement'), self.url('api') + '/v2',
-            self.url('glance'), None, HOST,
+            self.url('glance'), None, quickstart_demo.HOST,
             nodename=nodename) if nova_venv else None
         self.osc = os.path.abspath(osc)
 
@@ -220,7 +190,7 @@ class Quickstart:
         image = self.bitstream()
         if self.nova:
             # The image service loads its images when it starts.
-            self._image(DISK_NAME, b'a demo disk', tags=())
+            self._image(quickstart_demo.DISK_NAME, b'a demo disk', tags=())
         with open(self.conf, 'w') as f:
             f.write(self._config(rabbit, db))
         if self.keystone:
@@ -280,7 +250,7 @@ class Quickstart:
             ] + self._credentials()
         return '\n'.join([
             '[DEFAULT]',
-            'host = %s' % HOST,
+            'host = %s' % quickstart_demo.HOST,
             'state_path = %s' % self.state,
             'transport_url = %s' % (rabbit or 'fake://'),
             '', '[database]',
@@ -482,7 +452,8 @@ class Quickstart:
             self._wait_http(name, self.url(name))
         if register_host:
             _say('== nova-compute (simulated) registers %s in Placement: '
-                 '%s' % (HOST, self.nova_sim().register_host(HOST)))
+                 '%s' % (quickstart_demo.HOST, self.nova_sim().register_host(
+                     quickstart_demo.HOST)))
         for name, argv in commands.items():
             _say('== starting cyborg %s' % name.replace('_', '-'))
             self._spawn(name, argv)
@@ -500,251 +471,6 @@ class Quickstart:
             except nova.NovaError as e:
                 raise QuickstartError(str(e)) from e
             _say('== Nova API on %s' % self.nova.url)
-
-    # --- the demo ---------------------------------------------------------
-
-    def cloud(self, name):
-        """A keystoneauth password plugin: cloud ``name`` of clouds.yaml."""
-        return v3.Password(**self.clouds()[name]['auth'])
-
-    def session(self):
-        """The demo's keystoneauth session, or None without Keystone.
-
-        It acts as the administrator and sends the token of the user Nova
-        calls Cyborg as beside it, as Nova does.
-        """
-        if self.keystone and self._session is None:
-            self._session = ks_session.Session(
-                auth=service_token.ServiceTokenAuthWrapper(
-                    user_auth=self.cloud(ADMIN_CLOUD),
-                    service_auth=self.cloud(NOVA_CLOUD)))
-        return self._session
-
-    def placement_adapter(self):
-        """An adapter for Placement, as the demo's administrator."""
-        return placement.adapter(self.url('placement'),
-                                 nova_sim.PLACEMENT_VERSION, self.session())
-
-    def nova_sim(self, events=None):
-        return nova_sim.NovaSim(
-            nova_sim.cyborg_adapter(self.url('api') + '/v2',
-                                    self.session()),
-            self.placement_adapter(), events, self.path('instances.json'),
-            timeout=120)
-
-    def wait_for_devices(self, timeout=300, interval=2):
-        """Wait until the agent's devices are in Placement, saying so."""
-        adapter = self.placement_adapter()
-        deadline = time.monotonic() + timeout
-        while True:
-            found = {}
-            for rp in adapter.get('/resource_providers', params={
-                    'required': 'OWNER_CYBORG'}).json().get(
-                        'resource_providers', []):
-                inventories = adapter.get(
-                    '/resource_providers/%s/inventories' %
-                    rp['uuid']).json()['inventories']
-                for rc in inventories:
-                    found[rc] = found.get(rc, 0) + 1
-            summary = ', '.join('%d %s' % (n, rc)
-                                for rc, n in sorted(found.items()))
-            if all(found.get(rc, 0) >= n for rc, n in EXPECTED.items()):
-                _say('== devices in Placement: %s' % summary)
-                return found
-            if time.monotonic() > deadline:
-                raise QuickstartError(
-                    'the devices did not reach Placement within %d s '
-                    '(found: %s); see the logs in %s' % (
-                        timeout, summary or 'none', self.path('logs')))
-            _say('.. waiting for the agent\'s devices in Placement '
-                 '(so far: %s)' % (summary or 'none'))
-            time.sleep(interval)
-
-    def demo(self):
-        """Boot the demo instances, show their devices, delete them."""
-        self.wait_for_devices()
-        image = self.bitstream()
-        events = nova_events.EventReceiver(
-            port=self.ports['nova']).start()
-        try:
-            sim = self.nova_sim(events)
-            for name, profile, groups in DEMO:
-                if name in sim.instances():
-                    sim.delete(name)
-                self._profile(sim.cyborg, profile, json.loads(
-                    json.dumps(groups).replace('{image}', image['id'])))
-            booted = []
-            for name, profile, _ in DEMO:
-                _say('== booting %s with flavor extra spec '
-                     'accel:device_profile=%s' % (name, profile))
-                record = sim.boot(name, {nova_sim.PROFILE_SPEC: profile},
-                                  host=HOST, progress=_say)
-                booted.append(name)
-                _say('== %s booted as %s on %s; the domain XML gets:' % (
-                    name, record['uuid'], record['host']))
-                for element in record['hostdevs']:
-                    _say(element)
-                if not record['hostdevs']:
-                    _say('(nothing: Nova skips TEST_PCI attach handles)')
-            for name in booted:
-                _say('== deleting %s: %d accelerator request(s) '
-                     'released' % (name, sim.delete(name)))
-        finally:
-            events.stop()
-        return booted
-
-    def osc_env(self):
-        """The environment the openstack CLI reaches the real Nova in.
-
-        Nova's test auth filter takes any token; the image service is the
-        quickstart's own.
-        """
-        return {'OS_AUTH_TYPE': 'admin_token', 'OS_ENDPOINT': self.nova.url,
-                'OS_TOKEN': nova.TOKEN,
-                'OS_COMPUTE_API_VERSION': nova.MICROVERSION,
-                'OS_IMAGE_ENDPOINT_OVERRIDE': self.url('glance')}
-
-    def openstack(self, *args, output=True):
-        """Run the openstack CLI on the real Nova; its JSON output.
-
-        :param output: the command shows something (``-f json``).
-        """
-        _say('$ openstack %s' % ' '.join(args))
-        argv = [self.osc] + list(args) + (['-f', 'json'] if output else [])
-        # The CLI from its virtualenv, with our arguments.
-        done = subprocess.run(  # nosec B603
-            argv, capture_output=True, text=True, timeout=300,
-            env=dict(os.environ, **self.osc_env()))
-        if done.returncode:
-            raise QuickstartError('openstack %s failed:\n%s' % (
-                ' '.join(args), done.stderr[-2000:]))
-        return json.loads(done.stdout) if output else None
-
-    def _flavor(self, compute, name):
-        """Flavor ``name`` asking for device profile ``name``."""
-        flavors = compute.get('/flavors').json()['flavors']
-        if not any(f['name'] == name for f in flavors):
-            flavor = compute.post('/flavors', json={'flavor': {
-                'name': name, 'ram': 64, 'vcpus': 1, 'disk': 0}})
-            if flavor.status_code != 200:
-                raise QuickstartError('Nova refused flavor %s: %s' % (
-                    name, flavor.text))
-            compute.post('/flavors/%s/os-extra_specs' % flavor.json()[
-                'flavor']['id'], json={'extra_specs': {
-                    nova_sim.PROFILE_SPEC: name}})
-        _say('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC, name))
-
-    def nova_demo(self):
-        """Boot servers with the real Nova, show the driver's records."""
-        self.wait_for_devices()
-        image = self.bitstream()
-        cyborg = nova_sim.cyborg_adapter(self.url('api') + '/v2',
-                                         self.session())
-        compute = self.nova.adapter()
-        servers = {s['name'] for s in compute.get('/servers').json()[
-            'servers']}
-        for name, _, _ in NOVA_DEMO:
-            if name in servers:
-                self.openstack('server', 'delete', '--wait', name,
-                               output=False)
-        for name, profile, groups in DEMO:
-            self._profile(cyborg, profile, json.loads(
-                json.dumps(groups).replace('{image}', image['id'])))
-            self._flavor(compute, profile)
-        booted = []
-        for name, profile, _ in NOVA_DEMO:
-            server = self.openstack(
-                'server', 'create', '--flavor', profile, '--image',
-                DISK_NAME, '--no-network', '--wait', name)
-            booted.append(name)
-            _say('== %s is %s on %s; the fake driver got:' % (
-                name, server['status'], server['OS-EXT-SRV-ATTR:host']))
-            for record in self.nova.records():
-                if (record['instance'] == server['id'] and
-                        record['call'] == 'spawn'):
-                    for arq in record['accel_info']:
-                        _say('  %s (%s) %s %s' % (
-                            arq['uuid'], arq['state'],
-                            arq['attach_handle_type'],
-                            json.dumps(arq['attach_handle_info'],
-                                       sort_keys=True)))
-        for name in booted:
-            self.openstack('server', 'delete', '--wait', name, output=False)
-            _say('== deleted %s' % name)
-        return booted
-
-    def summary(self):
-        """Say where everything is and what to try next."""
-        bin_dir = os.path.dirname(sys.executable)
-        api = self.url('api') + '/v2'
-        # The simulator's defaults are the quickstart's default ports.
-        sim_options = ''.join(' %s %s' % (option, value) for option, value in (
-            ('--cyborg', api), ('--placement', self.url('placement')),
-            ('--events-port', self.ports['nova']))
-            if self.ports != PORTS)
-        lines = ['', 'Cyborg runs with its state in %s (logs in %s).' % (
-            self.state, self.path('logs'))]
-        if self.keystone:
-            lines += [
-                '  Keystone:  %s (state in %s)' % (self.keystone.auth_url,
-                                                   self.keystone.state),
-                '  API:       %s (Keystone tokens)' % api,
-                '  Placement: %s (Keystone tokens)' % self.url('placement'),
-                '  Clouds:    %s: %s' % (self.path('clouds.yaml'), ', '.join(
-                    sorted(self.clouds()))),
-                '  CLI:       tools/setup-client-venvs.sh, then '
-                'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
-                '--os-cloud %s accelerator device profile list' % (
-                    self.path('clouds.yaml'), ADMIN_CLOUD)]
-        else:
-            lines += [
-                '  API:       %s (noauth)' % api,
-                '  Placement: %s (token %s)' % (self.url('placement'),
-                                                placement.TOKEN)]
-        if not self.keystone and not self.nova:
-            lines += [
-                '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
-                '--flavor-extra-spec accel:device_profile=demo-vgpu '
-                '--name vm1' % (self.state, bin_dir, sim_options)]
-        if not self.keystone:
-            lines += [
-                '  CLI:       tools/setup-client-venvs.sh, then '
-                '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
-                '--os-endpoint %s accelerator device profile list' % api]
-        if self.nova:
-            lines += [
-                '  Nova:      %s (any token is an admin\'s; flavors %s, '
-                'image %s)' % (self.nova.url, ', '.join(
-                    profile for _, profile, _ in DEMO), DISK_NAME),
-                '  Boot:      %s %s server create --flavor demo-vgpu '
-                '--image %s --no-network --wait vm1' % (
-                    ' '.join('%s=%s' % e for e in self.osc_env().items()),
-                    self.osc, DISK_NAME)]
-        lines += ['  Status:    tools/quickstart.sh status',
-                  '  Stop:      tools/quickstart.sh stop']
-        for line in lines:
-            _say(line)
-
-    def clouds(self):
-        """The clouds of clouds.yaml."""
-        with open(self.path('clouds.yaml')) as f:
-            # Written as JSON (cyborg.demo.keystone).
-            return json.load(f)['clouds']
-
-    def run_demo(self):
-        """The demo of the Nova that runs: the real one or the simulator."""
-        return self.nova_demo() if self.nova else self.demo()
-
-    @staticmethod
-    def _profile(cyborg, name, groups):
-        """Create the device profile afresh (the image id may differ)."""
-        cyborg.delete('/device_profiles/%s' % name)
-        response = cyborg.post('/device_profiles', json=[
-            {'name': name, 'groups': groups}])
-        if response.status_code != 201:
-            raise QuickstartError('Cyborg refused device profile %s: %s' % (
-                name, response.text))
-        _say('== device profile %s: %s' % (name, json.dumps(groups)))
 
 
 def _add_common_options(parser, defaults):

@@ -32,6 +32,7 @@ import requests
 
 from cyborg.demo import nova
 from cyborg.demo import quickstart
+from cyborg.demo import quickstart_demo
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
@@ -227,9 +228,9 @@ class TestQuickstart(base.TestCase):
         for name, handle in (('vm-fpga', r'PCI \{"bus": "(5e|af)"'),
                              ('vm-vgpu', r'MDEV \{"asked_type": "nvidia-')):
             self.assertIn('$ openstack server create --flavor %s' % dict(
-                (n, p) for n, p, _ in quickstart.DEMO)[name], output)
+                (n, p) for n, p, _ in quickstart_demo.DEMO)[name], output)
             self.assertIn('== %s is ACTIVE on %s; the fake driver got:' % (
-                name, quickstart.HOST), output)
+                name, quickstart_demo.HOST), output)
             self.assertIn('== deleted %s' % name, output)
             self.assertRegex(output, r'\(Bound\) ' + handle)
         with open(os.path.join(self.state, 'logs', 'agent.log')) as f:
@@ -244,7 +245,8 @@ class TestQuickstart(base.TestCase):
                                        self._port('nova'))
         flavors = compute.get('/flavors/detail').json()['flavors']
         self.assertEqual(
-            {p: {'accel:device_profile': p} for _, p, _ in quickstart.DEMO},
+            {p: {'accel:device_profile': p}
+             for _, p, _ in quickstart_demo.DEMO},
             {f['name']: f['extra_specs'] for f in flavors})
         self.assertEqual([], compute.get('/servers').json()['servers'])
         rc, output = self._main('stop')

@@ -33,10 +33,11 @@ from cyborg.demo import nova
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
 from cyborg.demo import quickstart
+from cyborg.demo import quickstart_demo
 from cyborg.tests import functional
 
 VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
-HOST = quickstart.HOST
+HOST = quickstart_demo.HOST
 NODENAME = HOST + '.example.org'
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}

@@ -1,0 +1,321 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The quickstart's demo: instances booted, their devices shown, deleted.
+
+:class:`Demo` is the part of :class:`cyborg.demo.quickstart.Quickstart`
+that boots: with the Nova simulator (:mod:`cyborg.demo.nova_sim`) or the
+real Nova (:mod:`cyborg.demo.nova`), as the services it started allow,
+and says where everything is once they run.
+"""
+
+import json
+import os
+# The demo runs the openstack CLI.
+import subprocess  # nosec B404
+import sys
+import time
+
+from keystoneauth1.identity import v3
+from keystoneauth1 import service_token
+from keystoneauth1 import session as ks_session
+
+from cyborg.demo import keystone
+from cyborg.demo import nova
+from cyborg.demo import nova_events
+from cyborg.demo import nova_sim
+from cyborg.demo import placement
+
+#: The simulated compute host.
+HOST = 'demo-compute1'
+#: The clouds of clouds.yaml the demo acts as with Keystone: the
+#: administrator, and the user Nova sends service tokens as.
+ADMIN_CLOUD = 'cyborg-admin'
+NOVA_CLOUD = keystone.CLOUD_NAMES['service']
+#: The image the real Nova's demo servers boot from.
+DISK_NAME = 'demo-disk'
+
+#: What must be in Placement before the demo boots: resource class and
+#: how many providers offer it.
+EXPECTED = {'FPGA': 3, 'VGPU': 1}
+#: The demo's instances: name, device profile, its groups.
+DEMO = [
+    ('vm-fpga', 'demo-fpga-aes', [{
+        'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required',
+        'accel:bitstream_id': '{image}'}]),
+    ('vm-vgpu', 'demo-vgpu', [{
+        'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}]),
+    # What devstack jobs and Tempest ask of the fake driver.
+    ('vm-fake', 'demo-fake-device', [{
+        'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]),
+]
+#: The real Nova's demo servers: the FPGA and the vGPU one.
+NOVA_DEMO = DEMO[:2]
+
+
+class QuickstartError(Exception):
+    """A step failed; the message says which and where the logs are."""
+
+
+def echo(line):
+    print(line, flush=True)
+
+
+class Demo:
+    """The demo, for :class:`cyborg.demo.quickstart.Quickstart`.
+
+    It uses the quickstart's ``state``, ``ports``, ``custom_ports``,
+    ``keystone``, ``nova``, ``osc``, :meth:`path`, :meth:`url` and
+    :meth:`bitstream`.
+    """
+
+    def cloud(self, name):
+        """A keystoneauth password plugin: cloud ``name`` of clouds.yaml."""
+        return v3.Password(**self.clouds()[name]['auth'])
+
+    def session(self):
+        """The demo's keystoneauth session, or None without Keystone.
+
+        It acts as the administrator and sends the token of the user Nova
+        calls Cyborg as beside it, as Nova does.
+        """
+        if self.keystone and self._session is None:
+            self._session = ks_session.Session(
+                auth=service_token.ServiceTokenAuthWrapper(
+                    user_auth=self.cloud(ADMIN_CLOUD),
+                    service_auth=self.cloud(NOVA_CLOUD)))
+        return self._session
+
+    def placement_adapter(self):
+        """An adapter for Placement, as the demo's administrator."""
+        return placement.adapter(self.url('placement'),
+                                 nova_sim.PLACEMENT_VERSION, self.session())
+
+    def nova_sim(self, events=None):
+        return nova_sim.NovaSim(
+            nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                    self.session()),
+            self.placement_adapter(), events, self.path('instances.json'),
+            timeout=120)
+
+    def wait_for_devices(self, timeout=300, interval=2):
+        """Wait until the agent's devices are in Placement, saying so."""
+        adapter = self.placement_adapter()
+        deadline = time.monotonic() + timeout
+        while True:
+            found = {}
+            for rp in adapter.get('/resource_providers', params={
+                    'required': 'OWNER_CYBORG'}).json().get(
+                        'resource_providers', []):
+                inventories = adapter.get(
+                    '/resource_providers/%s/inventories' %
+                    rp['uuid']).json()['inventories']
+                for rc in inventories:
+                    found[rc] = found.get(rc, 0) + 1
+            summary = ', '.join('%d %s' % (n, rc)
+                                for rc, n in sorted(found.items()))
+            if all(found.get(rc, 0) >= n for rc, n in EXPECTED.items()):
+                echo('== devices in Placement: %s' % summary)
+                return found
+            if time.monotonic() > deadline:
+                raise QuickstartError(
+                    'the devices did not reach Placement within %d s '
+                    '(found: %s); see the logs in %s' % (
+                        timeout, summary or 'none', self.path('logs')))
+            echo('.. waiting for the agent\'s devices in Placement '
+                 '(so far: %s)' % (summary or 'none'))
+            time.sleep(interval)
+
+    def demo(self):
+        """Boot the demo instances, show their devices, delete them."""
+        self.wait_for_devices()
+        image = self.bitstream()
+        events = nova_events.EventReceiver(
+            port=self.ports['nova']).start()
+        try:
+            sim = self.nova_sim(events)
+            for name, profile, groups in DEMO:
+                if name in sim.instances():
+                    sim.delete(name)
+                self._profile(sim.cyborg, profile, json.loads(
+                    json.dumps(groups).replace('{image}', image['id'])))
+            booted = []
+            for name, profile, _ in DEMO:
+                echo('== booting %s with flavor extra spec '
+                     'accel:device_profile=%s' % (name, profile))
+                record = sim.boot(name, {nova_sim.PROFILE_SPEC: profile},
+                                  host=HOST, progress=echo)
+                booted.append(name)
+                echo('== %s booted as %s on %s; the domain XML gets:' % (
+                    name, record['uuid'], record['host']))
+                for element in record['hostdevs']:
+                    echo(element)
+                if not record['hostdevs']:
+                    echo('(nothing: Nova skips TEST_PCI attach handles)')
+            for name in booted:
+                echo('== deleting %s: %d accelerator request(s) '
+                     'released' % (name, sim.delete(name)))
+        finally:
+            events.stop()
+        return booted
+
+    def osc_env(self):
+        """The environment the openstack CLI reaches the real Nova in.
+
+        Nova's test auth filter takes any token; the image service is the
+        quickstart's own.
+        """
+        return {'OS_AUTH_TYPE': 'admin_token', 'OS_ENDPOINT': self.nova.url,
+                'OS_TOKEN': nova.TOKEN,
+                'OS_COMPUTE_API_VERSION': nova.MICROVERSION,
+                'OS_IMAGE_ENDPOINT_OVERRIDE': self.url('glance')}
+
+    def openstack(self, *args, output=True):
+        """Run the openstack CLI on the real Nova; its JSON output.
+
+        :param output: the command shows something (``-f json``).
+        """
+        echo('$ openstack %s' % ' '.join(args))
+        argv = [self.osc] + list(args) + (['-f', 'json'] if output else [])
+        # The CLI from its virtualenv, with our arguments.
+        done = subprocess.run(  # nosec B603
+            argv, capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **self.osc_env()))
+        if done.returncode:
+            raise QuickstartError('openstack %s failed:\n%s' % (
+                ' '.join(args), done.stderr[-2000:]))
+        return json.loads(done.stdout) if output else None
+
+    def _flavor(self, compute, name):
+        """Flavor ``name`` asking for device profile ``name``."""
+        flavors = compute.get('/flavors').json()['flavors']
+        if not any(f['name'] == name for f in flavors):
+            flavor = compute.post('/flavors', json={'flavor': {
+                'name': name, 'ram': 64, 'vcpus': 1, 'disk': 0}})
+            if flavor.status_code != 200:
+                raise QuickstartError('Nova refused flavor %s: %s' % (
+                    name, flavor.text))
+            compute.post('/flavors/%s/os-extra_specs' % flavor.json()[
+                'flavor']['id'], json={'extra_specs': {
+                    nova_sim.PROFILE_SPEC: name}})
+        echo('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC, name))
+
+    def nova_demo(self):
+        """Boot servers with the real Nova, show the driver's records."""
+        self.wait_for_devices()
+        image = self.bitstream()
+        cyborg = nova_sim.cyborg_adapter(self.url('api') + '/v2',
+                                         self.session())
+        compute = self.nova.adapter()
+        servers = {s['name'] for s in compute.get('/servers').json()[
+            'servers']}
+        for name, _, _ in NOVA_DEMO:
+            if name in servers:
+                self.openstack('server', 'delete', '--wait', name,
+                               output=False)
+        for name, profile, groups in DEMO:
+            self._profile(cyborg, profile, json.loads(
+                json.dumps(groups).replace('{image}', image['id'])))
+            self._flavor(compute, profile)
+        booted = []
+        for name, profile, _ in NOVA_DEMO:
+            server = self.openstack(
+                'server', 'create', '--flavor', profile, '--image',
+                DISK_NAME, '--no-network', '--wait', name)
+            booted.append(name)
+            echo('== %s is %s on %s; the fake driver got:' % (
+                name, server['status'], server['OS-EXT-SRV-ATTR:host']))
+            for record in self.nova.records():
+                if (record['instance'] == server['id'] and
+                        record['call'] == 'spawn'):
+                    for arq in record['accel_info']:
+                        echo('  %s (%s) %s %s' % (
+                            arq['uuid'], arq['state'],
+                            arq['attach_handle_type'],
+                            json.dumps(arq['attach_handle_info'],
+                                       sort_keys=True)))
+        for name in booted:
+            self.openstack('server', 'delete', '--wait', name, output=False)
+            echo('== deleted %s' % name)
+        return booted
+
+    def summary(self):
+        """Say where everything is and what to try next."""
+        bin_dir = os.path.dirname(sys.executable)
+        api = self.url('api') + '/v2'
+        # The simulator's defaults are the quickstart's default ports.
+        sim_options = ''.join(' %s %s' % (option, value) for option, value in (
+            ('--cyborg', api), ('--placement', self.url('placement')),
+            ('--events-port', self.ports['nova']))
+            if self.custom_ports)
+        lines = ['', 'Cyborg runs with its state in %s (logs in %s).' % (
+            self.state, self.path('logs'))]
+        if self.keystone:
+            lines += [
+                '  Keystone:  %s (state in %s)' % (self.keystone.auth_url,
+                                                   self.keystone.state),
+                '  API:       %s (Keystone tokens)' % api,
+                '  Placement: %s (Keystone tokens)' % self.url('placement'),
+                '  Clouds:    %s: %s' % (self.path('clouds.yaml'), ', '.join(
+                    sorted(self.clouds()))),
+                '  CLI:       tools/setup-client-venvs.sh, then '
+                'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
+                '--os-cloud %s accelerator device profile list' % (
+                    self.path('clouds.yaml'), ADMIN_CLOUD)]
+        else:
+            lines += [
+                '  API:       %s (noauth)' % api,
+                '  Placement: %s (token %s)' % (self.url('placement'),
+                                                placement.TOKEN)]
+        if not self.keystone and not self.nova:
+            lines += [
+                '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
+                '--flavor-extra-spec accel:device_profile=demo-vgpu '
+                '--name vm1' % (self.state, bin_dir, sim_options)]
+        if not self.keystone:
+            lines += [
+                '  CLI:       tools/setup-client-venvs.sh, then '
+                '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
+                '--os-endpoint %s accelerator device profile list' % api]
+        if self.nova:
+            lines += [
+                '  Nova:      %s (any token is an admin\'s; flavors %s, '
+                'image %s)' % (self.nova.url, ', '.join(
+                    profile for _, profile, _ in DEMO), DISK_NAME),
+                '  Boot:      %s %s server create --flavor demo-vgpu '
+                '--image %s --no-network --wait vm1' % (
+                    ' '.join('%s=%s' % e for e in self.osc_env().items()),
+                    self.osc, DISK_NAME)]
+        lines += ['  Status:    tools/quickstart.sh status',
+                  '  Stop:      tools/quickstart.sh stop']
+        for line in lines:
+            echo(line)
+
+    def clouds(self):
+        """The clouds of clouds.yaml."""
+        with open(self.path('clouds.yaml')) as f:
+            # Written as JSON (cyborg.demo.keystone).
+            return json.load(f)['clouds']
+
+    def run_demo(self):
+        """The demo of the Nova that runs: the real one or the simulator."""
+        return self.nova_demo() if self.nova else self.demo()
+
+    @staticmethod
+    def _profile(cyborg, name, groups):
+        """Create the device profile afresh (the image id may differ)."""
+        cyborg.delete('/device_profiles/%s' % name)
+        response = cyborg.post('/device_profiles', json=[
+            {'name': name, 'groups': groups}])
+        if response.status_code != 201:
+            raise QuickstartError('Cyborg refused device profile %s: %s' % (
+                name, response.text))
+        echo('== device profile %s: %s' % (name, json.dumps(groups)))
