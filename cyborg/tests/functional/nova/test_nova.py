@@ -500,3 +500,28 @@ class TestRealNova(testtools.TestCase):
             'logs', 'conductor.log')).splitlines() if arq['uuid'] in line]
         self.assertEqual([], [line for line in lines
                               if ' ERROR ' in line or 'did not take' in line])
+
+    def test_shelve_offload_and_unshelve(self):
+        server = self._create_server(self._flavor(self._profile([FPGA])))
+        self._wait_status(server, 'ACTIVE')
+        arqs = self._assert_bound(server, [FPGA])
+        # [DEFAULT] shelved_offload_time is 0: shelving offloads at once,
+        # and the offload deletes the ARQs.
+        self._action(server, 'shelve')
+        self._wait_status(server, 'SHELVED_OFFLOADED')
+        self._assert_released(server,
+                              [a['attach_handle_uuid'] for a in arqs])
+        # Unshelving schedules again: Nova's conductor makes new ARQs and
+        # has them bound, and the guest is spawned with them.
+        self._action(server, 'unshelve')
+        self._wait_status(server, 'ACTIVE')
+        unshelved = self._assert_bound(server, [FPGA])
+        self.assertFalse({a['uuid'] for a in arqs} &
+                         {a['uuid'] for a in unshelved})
+        spawned = self._driver_calls(server, 'spawn')
+        self.assertEqual([self._handles(arqs), self._handles(unshelved)],
+                         [self._handles(s) for s in spawned])
+        self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
+        self._assert_released(server,
+                              [a['attach_handle_uuid'] for a in unshelved])
