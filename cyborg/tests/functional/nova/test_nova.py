@@ -306,8 +306,8 @@ class TestRealNova(testtools.TestCase):
         finally:
             db.close()
 
-    def _log(self, *path):
-        with open(os.path.join(*path), errors='replace') as f:
+    def _log(self, path):
+        with open(path, errors='replace') as f:
             return f.read()
 
     def _slow_binds(self):
@@ -334,6 +334,21 @@ class TestRealNova(testtools.TestCase):
         return self._profile([{'resources:FPGA': '1',
                                'trait:CUSTOM_FPGA_INTEL': 'required',
                                'accel:bitstream_id': image['id']}])
+
+    def _boot_binding_slowly(self):
+        """Boot a server whose bind programs an FPGA, slowly.
+
+        :returns: the server, the gate that lets programming fail, its
+            BindStarted ARQ once Nova waits for it, and the uuids of the
+            handles its bind claimed.
+        """
+        gate = self._slow_binds()
+        idle = self._handles_in_use()
+        server = self._create_server(self._flavor(self._bitstream_profile()))
+        arq = self._wait_programming(server, gate)
+        claimed = self._handles_in_use() - idle
+        self.assertEqual(1, len(claimed))
+        return server, gate, arq, claimed
 
     def _wait_programming(self, server, gate):
         """Wait until the bind of ``server`` programs and Nova waits.
@@ -438,12 +453,7 @@ class TestRealNova(testtools.TestCase):
         self.assertEqual({'CUSTOM_QAT': 0}, usages.json()['usages'])
 
     def test_bind_failing_while_nova_waits(self):
-        gate = self._slow_binds()
-        idle = self._handles_in_use()
-        server = self._create_server(self._flavor(self._bitstream_profile()))
-        arq = self._wait_programming(server, gate)
-        claimed = self._handles_in_use() - idle
-        self.assertEqual(1, len(claimed))
+        server, gate, arq, claimed = self._boot_binding_slowly()
         open(gate, 'w').close()
         found = self._wait_status(server, 'ERROR')
         # Nova's fault names no reason: it deleted the failed ARQs
@@ -476,12 +486,7 @@ class TestRealNova(testtools.TestCase):
         self._assert_released(server)
 
     def test_delete_while_binding(self):
-        gate = self._slow_binds()
-        idle = self._handles_in_use()
-        server = self._create_server(self._flavor(self._bitstream_profile()))
-        arq = self._wait_programming(server, gate)
-        claimed = self._handles_in_use() - idle
-        self.assertEqual(1, len(claimed))
+        server, gate, arq, claimed = self._boot_binding_slowly()
         response = self.compute.delete('/servers/%s' % server)
         self.assertEqual(204, response.status_code, response.text)
         # nova-compute deletes a server only after its build, which waits
