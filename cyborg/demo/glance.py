@@ -18,7 +18,9 @@ download images: the version document ``GET /``,
 ``GET /v2/images/{id}/file``. Images are added in code
 (:meth:`ImageService.add_image`); with a directory they are also kept
 there and served again after a restart, which is how the quickstart
-offers its demo bitstream.
+offers its demo bitstream. For Nova's server snapshots (shelve) it also
+creates an image record without data (``POST /v2/images``, ``queued``)
+and deletes images (``DELETE /v2/images/{id}``).
 
 Run it on its own with ``python -m cyborg.demo.glance --port 9292 --dir
 /path/images``; :func:`store_image` adds an image to such a directory.
@@ -44,6 +46,12 @@ _SCHEMA = {
         'checksum': {'type': ['null', 'string']},
         'os_hash_algo': {'type': ['null', 'string']},
         'os_hash_value': {'type': ['null', 'string']},
+        'visibility': {'type': 'string'},
+        'container_format': {'type': ['null', 'string']},
+        'disk_format': {'type': ['null', 'string']},
+        'min_disk': {'type': 'integer'},
+        'min_ram': {'type': 'integer'},
+        'protected': {'type': 'boolean'},
     },
     # Like Glance: any other property is a string.
     'additionalProperties': {'type': 'string'},
@@ -144,7 +152,13 @@ class ImageService(server.LoopbackServer):
         self.tokens.append((environ.get('HTTP_X_AUTH_TOKEN'),
                             environ.get('HTTP_X_SERVICE_TOKEN')))
         parts = path.strip('/').split('/')
-        if environ['REQUEST_METHOD'] != 'GET':
+        method = environ['REQUEST_METHOD']
+        if method == 'POST' and parts == ['v2', 'images']:
+            return self._create(environ, start_response)
+        if method == 'DELETE' and len(parts) == 3 and parts[:2] == [
+                'v2', 'images']:
+            return self._delete(parts[2], start_response)
+        if method != 'GET':
             parts = None
         if parts == ['']:
             return _json(start_response, {'versions': [{
@@ -168,6 +182,24 @@ class ImageService(server.LoopbackServer):
                               self.data[image['id']])
         return _not_found(start_response,
                           'The resource could not be found.')
+
+    def _create(self, environ, start_response):
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+        properties = json.loads(environ['wsgi.input'].read(length) or '{}')
+        properties.setdefault('tags', [])
+        image = self.add_image(b'', status='queued', **properties)
+        return _reply(start_response, '201 Created', 'application/json',
+                      json.dumps(image).encode())
+
+    def _delete(self, image_id, start_response):
+        if self.images.pop(image_id, None) is None:
+            return _not_found(start_response,
+                              'No image found with ID %s' % image_id)
+        del self.data[image_id]
+        if self.directory:
+            for suffix in ('.json', '.data'):
+                os.unlink(os.path.join(self.directory, image_id + suffix))
+        return _reply(start_response, '204 No Content', 'text/plain', b'')
 
     def add_image(self, data=b'bitstream', **properties):
         """Serve an image, kept in the directory if there is one.

@@ -80,6 +80,12 @@ def _wait_for_sqlite_locks():
 
     Nova's four services share the SQLite files; Python's sqlite3 gives up
     on a lock after five seconds, which a loaded test machine exceeds.
+    Transactions also take the write lock as they begin (``BEGIN
+    IMMEDIATE``): one that read first and then writes while another
+    writes fails at once with "database is locked", without waiting.
+    oslo.db begins transactions itself (``BEGIN``) unless one is marked
+    begun in the connection's ``info``; listeners on the Engine class run
+    before its own.
     """
     import sqlalchemy
     from sqlalchemy import engine
@@ -88,7 +94,15 @@ def _wait_for_sqlite_locks():
         if type(connection).__module__.startswith('sqlite3'):
             connection.execute('PRAGMA busy_timeout = 60000')
 
+    def on_begin(connection):
+        if (connection.dialect.name == 'sqlite' and
+                connection.connection.dbapi_connection.isolation_level
+                is None and 'in_transaction' not in connection.info):
+            connection.exec_driver_sql('BEGIN IMMEDIATE')
+            connection.info['in_transaction'] = True
+
     sqlalchemy.event.listen(engine.Engine, 'connect', on_connect)
+    sqlalchemy.event.listen(engine.Engine, 'begin', on_begin)
 
 
 def _serve(app, port):

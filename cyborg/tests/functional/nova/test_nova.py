@@ -22,6 +22,8 @@ real hosts. Each process talks over a RabbitMQ virtual host of its own.
 import json
 import os
 import shutil
+import sqlite3
+import sys
 import tempfile
 import urllib.parse
 import uuid
@@ -41,6 +43,22 @@ HOST = quickstart_demo.HOST
 NODENAME = HOST + '.example.org'
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
+#: The simulated host's QAT card has two VFs: one Placement provider with
+#: two CUSTOM_QAT.
+QAT = {'resources:CUSTOM_QAT': '1', 'trait:CUSTOM_QAT': 'required'}
+#: What the stand-in ``fpgaconf`` of the slow binds says when it fails.
+REFUSED = 'the card refused the bitstream'
+#: A stand-in for ``fpgaconf`` that takes as long as the test wants: it
+#: says it started, waits for its gate file (two minutes at most, so it
+#: never outlives a failed test for long) and fails.
+_SLOW_FPGACONF = '''#!{python}
+import os, sys, time
+open({gate!r} + ".started", "w").close()
+deadline = time.monotonic() + 120
+while not os.path.exists({gate!r}) and time.monotonic() < deadline:
+    time.sleep(0.1)
+sys.exit("fpgaconf (slow test stand-in): {refused}")
+'''
 TIMEOUT = 120
 
 
@@ -192,6 +210,17 @@ class TestRealNova(testtools.TestCase):
         self.assertEqual(200, response.status_code, response.text)
         return response.json()['server']
 
+    def _wait_settled(self, server):
+        """The server once it has left BUILD and has no task."""
+        def settled():
+            found = self._server(server)
+            if found['status'] != 'BUILD' and not found.get(
+                    'OS-EXT-STS:task_state'):
+                return found
+            return None
+        return functional.wait('server %s settled' % server, settled,
+                               TIMEOUT)
+
     def _wait_status(self, server, status):
         def reached():
             found = self._server(server)
@@ -269,6 +298,84 @@ class TestRealNova(testtools.TestCase):
                        json.dumps(a['attach_handle_info'], sort_keys=True))
                       for a in accel_info)
 
+    def _handles_in_use(self):
+        """The uuids of the attach handles Cyborg's database has in use."""
+        db = sqlite3.connect(self.cloud.quickstart.path('cyborg.sqlite'))
+        try:
+            return {row[0] for row in db.execute(
+                'SELECT uuid FROM attach_handles WHERE in_use')}
+        finally:
+            db.close()
+
+    def _log(self, path):
+        with open(path, errors='replace') as f:
+            return f.read()
+
+    def _slow_binds(self):
+        """Make FPGA programming wait until the returned gate opens.
+
+        ``fpgaconf`` becomes :data:`_SLOW_FPGACONF` until the test ends;
+        it runs for a group with ``accel:bitstream_id``. The gate is a
+        file: :meth:`_wait_programming` waits for the tool to start,
+        creating the file lets it fail.
+        """
+        tool = self.cloud.quickstart.path('bin', 'fpgaconf')
+        gate = os.path.join(self.cloud.tmp, 'gate-' + uuid.uuid4().hex[:8])
+        shutil.copy(tool, tool + '.orig')
+        self.addCleanup(os.replace, tool + '.orig', tool)
+        # A test that fails midway leaves no tool waiting.
+        self.addCleanup(lambda: open(gate, 'a').close())
+        with open(tool, 'w') as f:
+            f.write(_SLOW_FPGACONF.format(python=sys.executable, gate=gate,
+                                          refused=REFUSED))
+        return gate
+
+    def _bitstream_profile(self):
+        image = self.cloud.quickstart.bitstream()
+        return self._profile([{'resources:FPGA': '1',
+                               'trait:CUSTOM_FPGA_INTEL': 'required',
+                               'accel:bitstream_id': image['id']}])
+
+    def _boot_binding_slowly(self):
+        """Boot a server whose bind programs an FPGA, slowly.
+
+        :returns: the server, the gate that lets programming fail, its
+            BindStarted ARQ once Nova waits for it, and the uuids of the
+            handles its bind claimed.
+        """
+        gate = self._slow_binds()
+        idle = self._handles_in_use()
+        server = self._create_server(self._flavor(self._bitstream_profile()))
+        arq = self._wait_programming(server, gate)
+        claimed = self._handles_in_use() - idle
+        self.assertEqual(1, len(claimed))
+        return server, gate, arq, claimed
+
+    def _wait_programming(self, server, gate):
+        """Wait until the bind of ``server`` programs and Nova waits.
+
+        Nova's compute has then asked Cyborg for the resolved ARQs, got
+        none and waits for the ``accelerator-request-bound`` event.
+        :returns: the BindStarted ARQ.
+        """
+        functional.wait('fpgaconf started', lambda: os.path.exists(
+            gate + '.started'), TIMEOUT)
+        (arq,) = self._arqs(server)
+        self.assertEqual('BindStarted', arq['state'])
+        waiting = ('Preparing to wait for external event '
+                   'accelerator-request-bound-%s' % arq['uuid'])
+        functional.wait('nova-compute waiting for %s' % arq['uuid'],
+                        lambda: waiting in self._log(
+                            self.cloud.nova.path('logs', 'nova-compute.log')),
+                        TIMEOUT)
+        return arq
+
+    def _assert_released(self, server, handles=()):
+        """Nothing of ``server`` is left in Cyborg or Placement."""
+        self.assertEqual([], self._arqs(server))
+        self.assertEqual({}, self._allocations(server))
+        self.assertFalse(set(handles) & self._handles_in_use())
+
     # --- tests ------------------------------------------------------------
 
     def test_boot_and_delete(self):
@@ -316,3 +423,111 @@ class TestRealNova(testtools.TestCase):
         self.assertEqual([handles], [self._handles(r) for r in rebooted])
         self.assertEqual(handles, self._handles(
             self._assert_bound(server, [FPGA])))
+
+    def test_two_servers_for_the_last_accelerator(self):
+        # One server takes one of the two QAT VFs; two more ask for the
+        # last one at once. Nova's scheduler claims in Placement one at a
+        # time: the second finds no host and never reaches Cyborg.
+        flavor = self._flavor(self._profile([QAT]))
+        first = self._create_server(flavor)
+        self._wait_status(first, 'ACTIVE')
+        racers = [self._create_server(flavor) for _ in range(2)]
+        servers = {s: self._wait_settled(s) for s in racers}
+        statuses = sorted(found['status'] for found in servers.values())
+        self.assertEqual(['ACTIVE', 'ERROR'], statuses)
+        (won,) = [s for s in racers if servers[s]['status'] == 'ACTIVE']
+        (lost,) = [s for s in racers if servers[s]['status'] == 'ERROR']
+        self.assertIn('No valid host was found',
+                      servers[lost]['fault']['message'])
+        self._assert_released(lost)
+        self._assert_bound(won, [QAT])
+        self._assert_bound(first, [QAT])
+        (qat,) = {arq['device_rp_uuid'] for s in (first, won)
+                  for arq in self._arqs(s)}
+        usages = self.placement.get('/resource_providers/%s/usages' % qat)
+        self.assertEqual({'CUSTOM_QAT': 2}, usages.json()['usages'])
+        for server in (first, won, lost):
+            self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not any(
+            self._arqs(s) for s in (first, won)))
+        usages = self.placement.get('/resource_providers/%s/usages' % qat)
+        self.assertEqual({'CUSTOM_QAT': 0}, usages.json()['usages'])
+
+    def test_bind_failing_while_nova_waits(self):
+        server, gate, arq, claimed = self._boot_binding_slowly()
+        open(gate, 'w').close()
+        found = self._wait_status(server, 'ERROR')
+        # Nova's fault names no reason: it deleted the failed ARQs
+        # itself; Cyborg's conductor logged why.
+        self.assertEqual('Build of instance %s aborted: Failure getting '
+                         'accelerator requests.' % server,
+                         found['fault']['message'])
+        conductor = self._log(self.cloud.quickstart.path(
+            'logs', 'conductor.log'))
+        self.assertIn('Binding accelerator request %s failed' % arq['uuid'],
+                      conductor)
+        self.assertIn(REFUSED, conductor)
+        self.assertEqual([], self._driver_calls(server, 'spawn'))
+        self._assert_released(server, claimed)
+
+    def test_rebuild_keeps_the_accelerators(self):
+        server = self._create_server(self._flavor(self._profile([FPGA])))
+        self._wait_status(server, 'ACTIVE')
+        handles = self._handles(self._assert_bound(server, [FPGA]))
+        self._action(server, 'rebuild', {'imageRef': self.cloud.image['id']})
+        self._wait_status(server, 'ACTIVE')
+        # The guest is made again on the same ARQs and handles.
+        spawned = self._driver_calls(server, 'spawn')
+        self.assertEqual([handles, handles],
+                         [self._handles(s) for s in spawned])
+        self.assertEqual(handles, self._handles(
+            self._assert_bound(server, [FPGA])))
+        self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
+        self._assert_released(server)
+
+    def test_delete_while_binding(self):
+        server, gate, arq, claimed = self._boot_binding_slowly()
+        response = self.compute.delete('/servers/%s' % server)
+        self.assertEqual(204, response.status_code, response.text)
+        # nova-compute deletes a server only after its build, which waits
+        # for the bind: the server and its ARQ stay until the bind ends.
+        functional.wait('the delete queued', lambda: self._server(server)[
+            'OS-EXT-STS:task_state'] == 'deleting')
+        self.assertEqual(['BindStarted'],
+                         [a['state'] for a in self._arqs(server)])
+        open(gate, 'w').close()
+        functional.wait('server %s gone' % server, lambda: self.compute.get(
+            '/servers/%s' % server).status_code == 404, TIMEOUT)
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
+        self._assert_released(server, claimed)
+        # One failed event, taken by Nova: no retries, no errors.
+        lines = [line for line in self._log(self.cloud.quickstart.path(
+            'logs', 'conductor.log')).splitlines() if arq['uuid'] in line]
+        self.assertEqual([], [line for line in lines
+                              if ' ERROR ' in line or 'did not take' in line])
+
+    def test_shelve_offload_and_unshelve(self):
+        server = self._create_server(self._flavor(self._profile([FPGA])))
+        self._wait_status(server, 'ACTIVE')
+        arqs = self._assert_bound(server, [FPGA])
+        # [DEFAULT] shelved_offload_time is 0: shelving offloads at once,
+        # and the offload deletes the ARQs.
+        self._action(server, 'shelve')
+        self._wait_status(server, 'SHELVED_OFFLOADED')
+        self._assert_released(server,
+                              [a['attach_handle_uuid'] for a in arqs])
+        # Unshelving schedules again: Nova's conductor makes new ARQs and
+        # has them bound, and the guest is spawned with them.
+        self._action(server, 'unshelve')
+        self._wait_status(server, 'ACTIVE')
+        unshelved = self._assert_bound(server, [FPGA])
+        self.assertFalse({a['uuid'] for a in arqs} &
+                         {a['uuid'] for a in unshelved})
+        spawned = self._driver_calls(server, 'spawn')
+        self.assertEqual([self._handles(arqs), self._handles(unshelved)],
+                         [self._handles(s) for s in spawned])
+        self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
+        self._assert_released(server,
+                              [a['attach_handle_uuid'] for a in unshelved])
