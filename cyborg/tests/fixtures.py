@@ -210,9 +210,10 @@ def use_auth(fixture, group, auth_type, **options):
     :returns: the options set.
     """
     conf = dict(options, auth_type=auth_type)
-    plugin_opts = ks_loading.get_auth_plugin_conf_options(auth_type)
-    CONF.register_opts(plugin_opts, group=group)
-    fixture.addCleanup(_unregister, plugin_opts, group)
+    added = [opt for opt in ks_loading.get_auth_plugin_conf_options(
+        auth_type) if CONF.register_opt(opt, group=group)]
+    if added:
+        fixture.addCleanup(_unregister, added, group)
     for key, value in conf.items():
         CONF.set_override(key, value, group=group)
         fixture.addCleanup(CONF.clear_override, key, group=group)
