@@ -51,3 +51,14 @@ list_query = {
 }
 
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'key', 'deployable_id')
+
+#: An attribute as the API shows it.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'deployable_id': {'type': 'integer'},
+    'key': {'type': 'string'},
+    'value': {'type': 'string'},
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+    'links': parameter_types.links,
+})

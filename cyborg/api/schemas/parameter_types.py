@@ -9,7 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Parameter types shared by the schemas of every resource."""
+"""Parameter types shared by the schemas of every resource.
+
+Request schemas check what clients send; response schemas (from
+:func:`resource` and :func:`collection`) describe what the API answers,
+for :mod:`cyborg.api.openapi`.
+"""
 
 import copy
 
@@ -75,3 +80,49 @@ def list_query(version, properties, sort_keys, properties_2_4=None):
 
 no_query = {'type': 'object', 'properties': {},
             'additionalProperties': False}
+
+
+# The pieces of response schemas (what the API answers).
+
+nullable_string = {'type': ['string', 'null']}
+nullable_integer = {'type': ['integer', 'null']}
+string_dict = {'type': 'object', 'additionalProperties': {'type': 'string'}}
+
+timestamp = {'type': 'string', 'format': 'date-time'}
+nullable_timestamp = {'type': ['string', 'null'], 'format': 'date-time'}
+
+#: A resource's ``self`` link, and for some its unversioned ``bookmark``.
+links = {
+    'type': 'array', 'minItems': 1,
+    'items': {
+        'type': 'object',
+        'properties': {'href': {'type': 'string', 'minLength': 1},
+                       'rel': {'type': 'string',
+                               'enum': ['self', 'bookmark']}},
+        'required': ['href', 'rel'],
+        'additionalProperties': False,
+    },
+}
+
+
+def resource(properties, since=()):
+    """The response schema of a resource with ``properties``.
+
+    Every field is always shown but those of ``since``, which a later
+    microversion added.
+    """
+    return {'type': 'object', 'properties': properties,
+            'required': [name for name in properties if name not in since],
+            'additionalProperties': False}
+
+
+def collection(key, item):
+    """The response schema of a list of ``item`` under ``key``.
+
+    From 2.4 a list ends with ``next``, the URL of the following page or
+    null.
+    """
+    return {'type': 'object',
+            'properties': {key: {'type': 'array', 'items': item},
+                           'next': nullable_string},
+            'required': [key], 'additionalProperties': False}
