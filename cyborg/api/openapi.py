@@ -45,6 +45,12 @@ ERRORS = {
     '409': 'The call conflicts with the state of a resource.',
 }
 
+#: The error of any call that the conductor carries out.
+WRITE_ERRORS = {'503': 'The conductor cannot carry out the call now.'}
+
+#: The error of a call that a host or vendor tool takes part in.
+HOST_ERRORS = {'502': 'A host or vendor tool failed at its part.'}
+
 
 class Operation:
     """One route and method: what it takes and what it answers.
@@ -118,15 +124,16 @@ OPERATIONS = (
     Operation('POST', _ARQ, 'Create the accelerator requests of a device '
               'profile.', {'201': arq.create_response}, body=arq.create),
     Operation('PATCH', _ARQ, 'Bind or unbind accelerator requests.',
-              {'202': None}, body=arq.patch),
+              {'202': None}, body=arq.patch, errors=HOST_ERRORS),
     Operation('DELETE', _ARQ, 'Delete accelerator requests, by uuid or '
-              'by instance.', {'204': None}, query=arq.delete_query),
+              'by instance.', {'204': None}, query=arq.delete_query,
+              errors=HOST_ERRORS),
     Operation('GET', _ARQ + '/{uuid}', 'Show an accelerator request.',
               {'200': arq.response}),
     Operation('PATCH', _ARQ + '/{uuid}', 'Bind or unbind an accelerator '
-              'request.', {'202': None}, body=arq.patch),
+              'request.', {'202': None}, body=arq.patch, errors=HOST_ERRORS),
     Operation('DELETE', _ARQ + '/{uuid}', 'Delete an accelerator '
-              'request.', {'204': None}),
+              'request.', {'204': None}, errors=HOST_ERRORS),
     _list('devices', device, device.response),
     Operation('GET', '/v2/devices/{uuid}', 'Show a device.',
               {'200': device.response}),
@@ -138,10 +145,12 @@ OPERATIONS = (
     Operation('GET', '/v2/deployables/{uuid}', 'Show a deployable.',
               {'200': deployable.response}),
     Operation('PATCH', '/v2/deployables/{uuid}/program', _PROGRAM,
-              {'200': deployable.response}, body=deployable.program),
+              {'200': deployable.response}, body=deployable.program,
+              errors=HOST_ERRORS),
     # openstacksdk repeats the uuid.
     Operation('PATCH', '/v2/deployables/{uuid}/program/{again}', _PROGRAM,
-              {'200': deployable.response}, body=deployable.program),
+              {'200': deployable.response}, body=deployable.program,
+              errors=HOST_ERRORS),
     _list('attributes', attribute, attribute.response),
     Operation('POST', '/v2/attributes', 'Create an attribute.',
               {'201': attribute.response}, body=attribute.create),
@@ -221,6 +230,8 @@ def _operation(operation):
             'application/json': {'schema': _schema(operation.body)}}}
     if not operation.public:
         errors = dict(ERRORS, **operation.errors)
+        if operation.method != 'GET':
+            errors.update(WRITE_ERRORS)
         doc['responses'].update({
             status: _response(why, version.fault)
             for status, why in sorted(errors.items())})

@@ -17,8 +17,8 @@ from cyborg.api.schemas import parameter_types
 # the id as a number or as a string.
 deployable_ref = {
     'anyOf': [
-        {'type': 'integer', 'minimum': 1},
-        {'type': 'string', 'pattern': '^[1-9][0-9]{0,9}$'},
+        parameter_types.db_id,
+        parameter_types.db_id_string,
         parameter_types.uuid,
     ],
     'description_for_errors': 'must be the id or the UUID of a deployable',
@@ -45,8 +45,8 @@ create = {
 }
 
 list_query = {
-    'deployable_id': {'type': 'string', 'pattern': '^[1-9][0-9]{0,9}$',
-                      'description_for_errors': 'must be a deployable id'},
+    'deployable_id': dict(parameter_types.db_id_string,
+                          description_for_errors='must be a deployable id'),
     'key': parameter_types.non_empty_string,
 }
 

@@ -47,6 +47,34 @@ hostname = {'type': 'string', 'minLength': 1, 'maxLength': 255,
 
 non_empty_string = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 
+#: The largest id an INTEGER column holds on every database (32 bits).
+MAX_ID = 2 ** 31 - 1
+
+
+def _up_to(number):
+    """A regular expression of the decimal integers 1 to ``number``."""
+    digits = str(number)
+    options = []
+    if len(digits) > 1:
+        options.append('[1-9][0-9]{0,%d}' % (len(digits) - 2))
+    for index, digit in enumerate(digits):
+        lowest = 1 if index == 0 else 0
+        if int(digit) > lowest:
+            options.append('%s[%d-%d][0-9]{%d}' % (
+                digits[:index], lowest, int(digit) - 1,
+                len(digits) - index - 1))
+    options.append(digits)
+    return '^(%s)$' % '|'.join(options)
+
+
+#: A database id: a positive integer that fits the column.
+db_id = {'type': 'integer', 'minimum': 1, 'maximum': MAX_ID}
+
+#: A database id in a string (a query string value, or as clients send).
+db_id_string = {'type': 'string', 'pattern': _up_to(MAX_ID),
+                'description_for_errors': 'must be an id from 1 to %d'
+                                          % MAX_ID}
+
 # Query string values are strings; these accept what the API converts.
 positive_integer_string = {
     'type': 'string', 'pattern': '^[1-9][0-9]{0,8}$',
