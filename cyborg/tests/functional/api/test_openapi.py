@@ -13,8 +13,9 @@
 
 The routes of the document are those the controllers serve (the walk of
 :mod:`test_routes`); every schema in it is a valid JSON Schema; the
-api-ref samples and the live responses of :mod:`test_samples` validate
-against it (see :func:`check_response`).
+api-ref samples and the live responses of :mod:`test_samples` and of
+the gabbi files (through :func:`checked`) validate against it (see
+:func:`check_response`).
 """
 
 import json
@@ -39,12 +40,7 @@ def _template_pattern(path):
 _TEMPLATES = [(_template_pattern(path), path) for path in DOCUMENT['paths']]
 
 
-def operation_of(method, url):
-    """The document's operation for a call of ``method`` on ``url``.
-
-    ``url`` may carry the mount prefix (``/accelerator``), the ``/v2``
-    prefix or neither, and a query string.
-    """
+def _find(method, url):
     path = url.split('?', 1)[0]
     if path.startswith('/accelerator'):
         path = path[len('/accelerator'):]
@@ -52,9 +48,42 @@ def operation_of(method, url):
         path = '/v2' + path
     for pattern, template in _TEMPLATES:
         if pattern.match(path):
-            return DOCUMENT['paths'][template][method.lower()]
-    raise AssertionError('%s %s is not in the OpenAPI document' % (method,
-                                                                   url))
+            return DOCUMENT['paths'][template].get(method.lower())
+    return None
+
+
+def operation_of(method, url):
+    """The document's operation for a call of ``method`` on ``url``.
+
+    ``url`` may carry the mount prefix (``/accelerator``), the ``/v2``
+    prefix or neither, and a query string.
+    """
+    operation = _find(method, url)
+    if operation is None:
+        raise AssertionError('%s %s is not in the OpenAPI document' % (
+            method, url))
+    return operation
+
+
+def checked(app):
+    """``app``, checking each answer to a documented call with the document.
+
+    A call of a method or path that the document does not list (an
+    unknown route, say) is not checked.
+    """
+    def call(environ, start_response):
+        answer = {}
+
+        def record(status, headers, exc_info=None):
+            answer['status'] = int(status.split(' ', 1)[0])
+            return start_response(status, headers, exc_info)
+        body = b''.join(app(environ, record))
+        method = environ['REQUEST_METHOD']
+        if _find(method, environ['PATH_INFO']) is not None:
+            check_response(method, environ['PATH_INFO'], answer['status'],
+                           json.loads(body) if body else None)
+        return [body]
+    return call
 
 
 def check_response(method, url, status, body):
