@@ -162,10 +162,10 @@ OPERATIONS = (
 
 
 def _schema(schema):
-    """A JSON Schema as OpenAPI 3.1 takes it: our error hints dropped."""
+    """A JSON Schema as OpenAPI 3.1 takes it; error hints describe."""
     if isinstance(schema, dict):
-        return {key: _schema(value) for key, value in schema.items()
-                if key != 'description_for_errors'}
+        return {('description' if key == 'description_for_errors' else key):
+                _schema(value) for key, value in schema.items()}
     if isinstance(schema, list):
         return [_schema(value) for value in schema]
     return schema
