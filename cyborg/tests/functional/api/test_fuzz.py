@@ -15,8 +15,9 @@ The API (noauth, an in-process conductor) serves on a free port, seeded
 with a host's hardware, device profiles and accelerator requests.
 schemathesis reads the OpenAPI document the API serves and sends each
 operation requests made from it (at every microversion; path parameters
-are as often as not the uuids and names of what is seeded, so that calls
-reach the resources and do not stop at 404). Every response must be no
+and the body members that name a profile or a deployable are as often as
+not the uuids and names of what is seeded, so that calls reach the
+resources and do not stop at 404). Every response must be no
 server error, have a documented status, and match the documented schema.
 
 Half the requests are valid, half are not (schemathesis' negative mode):
@@ -69,6 +70,11 @@ class TestSchemathesis(test_clients.LiveTestCase):
             'uuid_or_name': [p.uuid for p in profiles] +
                             [p.name for p in profiles],
         }
+        # Body members that name what exists.
+        self.known_members = {
+            'device_profile_name': [p.name for p in profiles],
+            'deployable_id': [self.deployable.id, self.deployable.uuid],
+        }
         self.base_url = self.endpoint[:-len('/v2')]
         self.session = requests.Session()
         self.addCleanup(self.session.close)
@@ -83,6 +89,11 @@ class TestSchemathesis(test_clients.LiveTestCase):
         if 'again' in (case.path_parameters or {}) and data.draw(
                 st.booleans()):
             case.path_parameters['again'] = case.path_parameters['uuid']
+        if isinstance(case.body, dict):
+            for name in set(case.body) & set(self.known_members):
+                if data.draw(st.booleans()):
+                    case.body[name] = data.draw(
+                        st.sampled_from(self.known_members[name]))
         return case
 
     def _fuzz(self, operation):
