@@ -70,8 +70,13 @@ class _Request(pecan.Request):
 
     The controllers read the body (:func:`cyborg.api.validation.body`);
     pecan would parse it once more for :class:`_Pecan` to ignore, and log
-    a traceback for a body that is not UTF-8.
+    a traceback for a body that is not UTF-8. The body is kept in memory:
+    the size limiter has capped it (``[oslo_middleware]
+    max_request_body_size``), and the temporary file webob would write a
+    body over 10 KiB to is never closed.
     """
+
+    request_body_tempfile_limit = float('inf')
 
     @property
     def json(self):

@@ -14,7 +14,9 @@
 Each answered a 5xx, or changed something, for bad input.
 """
 
+import gc
 import json
+import warnings
 
 import fixtures as fixtures_lib
 import webob
@@ -68,6 +70,28 @@ class TestHostileInput(test_routes.APITestCase):
         self.assertEqual(400, response.status_int)
         self.assertNotIn('Traceback', log.output)
         self.assertEqual(['kept'], self._profiles())
+
+    def test_a_large_body_leaves_no_open_file(self):
+        # webob copied a body over 10 KiB into a temporary file that was
+        # never closed (a ResourceWarning, an error in the tests).
+        body = {'name': 'big', 'description': 'x' * 200,
+                'groups': [{'resources:FPGA': '1',
+                            'accel:function_name': 'f%d' % i}
+                           for i in range(200)]}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            request = webob.Request.blank(
+                '/v2/device_profiles', method='POST',
+                body=json.dumps(body).encode(),
+                content_type='application/json')
+            # As a server hands it over: a stream that cannot seek.
+            request.environ['webob.is_body_seekable'] = False
+            self.assertGreater(request.content_length, 10 * 1024)
+            self.assertEqual(201, request.get_response(self.app).status_int)
+            del request
+            gc.collect()
+        self.assertEqual([], [w for w in caught
+                              if issubclass(w.category, ResourceWarning)])
 
     def test_ids_beyond_an_integer_column(self):
         # The database cannot hold them: 500 from SQLite's driver before,
