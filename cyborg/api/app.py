@@ -65,9 +65,42 @@ CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 
+class _Request(pecan.Request):
+    """pecan's request, whose body pecan itself never reads as JSON.
+
+    The controllers read the body (:func:`cyborg.api.validation.body`);
+    pecan would parse it once more for :class:`_Pecan` to ignore, and log
+    a traceback for a body that is not UTF-8. The body is kept in memory:
+    the size limiter has capped it (``[oslo_middleware]
+    max_request_body_size``), and the temporary file webob would write a
+    body over 10 KiB to is never closed.
+    """
+
+    request_body_tempfile_limit = float('inf')
+
+    @property
+    def json(self):
+        raise ValueError('read by the controllers')
+
+
+class _Pecan(pecan.Pecan):
+    """pecan, giving controllers their path segments as arguments alone.
+
+    pecan would also fill a controller's arguments from the query string
+    and from the members of a JSON body named like them: ``DELETE
+    /v2/device_profiles`` with the body ``{"ident": "x"}`` would delete
+    ``x``. The controllers validate the query string and the body
+    themselves (:mod:`cyborg.api.validation`).
+    """
+
+    def get_args(self, state, all_params, remainder, argspec, im_self):
+        return super().get_args(state, {}, remainder, argspec, im_self)
+
+
 def _pecan_app():
-    return pecan.make_app(
+    return _Pecan(
         root.RootController(),
+        request_cls=_Request,
         hooks=[hooks.ContextHook(rpcapi.ConductorAPI()),
                hooks.MicroversionHook(),
                hooks.ErrorHook()],

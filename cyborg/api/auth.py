@@ -13,7 +13,8 @@
 
 Both leave the caller's identity in the standard ``X-*`` headers that
 keystonemiddleware sets, from which :mod:`cyborg.api.hooks` builds the
-request context. Version discovery (``GET /`` and ``GET /v2``) is public.
+request context. Version discovery (``GET /`` and ``GET /v2``) and the
+OpenAPI document (``GET /v2/openapi.json``) are public.
 """
 
 from keystonemiddleware import auth_token
@@ -23,8 +24,9 @@ from cyborg import exception
 
 CONF = cyborg.conf.CONF
 
-#: Paths served without authentication (version discovery).
-PUBLIC_PATHS = frozenset(('', '/', '/v2', '/v2/'))
+#: Paths served without authentication (version discovery and the
+#: OpenAPI document).
+PUBLIC_PATHS = frozenset(('', '/', '/v2', '/v2/', '/v2/openapi.json'))
 
 # Headers only the authentication middleware may set.
 _SYSTEM_SCOPE_HEADER = 'OpenStack-System-Scope'

@@ -11,6 +11,7 @@
 # under the License.
 """Base test case: isolated configuration, objects registered."""
 
+import hypothesis
 from oslo_config import fixture as config_fixture
 import testtools
 
@@ -21,6 +22,17 @@ from cyborg import objects
 from cyborg.tests import fixtures as cyborg_fixtures
 
 objects.register_all()
+
+
+def property_settings(max_examples):
+    """hypothesis settings for the suite's property tests.
+
+    Deterministic (the same examples every run, no example database), at
+    most ``max_examples`` examples, each within a generous deadline.
+    """
+    return hypothesis.settings(max_examples=max_examples, derandomize=True,
+                               database=None, deadline=5000,
+                               print_blob=False)
 
 
 class TestCase(testtools.TestCase):

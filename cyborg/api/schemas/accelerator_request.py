@@ -145,3 +145,27 @@ def patch_values(uuid, operations, version):
 
 
 UNRESOLVED_STATES = sorted(set(states.ALL_STATES) - states.RESOLVED_STATES)
+
+#: An ARQ as the API shows it.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'state': {'type': 'string', 'enum': list(states.ALL_STATES)},
+    'device_profile_name': {'type': 'string'},
+    'device_profile_group_id': {'type': 'integer', 'minimum': 0},
+    'hostname': parameter_types.nullable_string,
+    'device_rp_uuid': parameter_types.nullable_string,
+    'instance_uuid': parameter_types.nullable_string,
+    'project_id': parameter_types.nullable_string,
+    'attach_handle_type': parameter_types.nullable_string,
+    'attach_handle_uuid': parameter_types.nullable_string,
+    'attach_handle_info': parameter_types.string_dict,
+    'links': parameter_types.links,
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+})
+
+#: ``POST /v2/accelerator_requests``: the ARQs made.
+create_response = {'type': 'object',
+                   'properties': {'arqs': {'type': 'array',
+                                           'items': response}},
+                   'required': ['arqs'], 'additionalProperties': False}

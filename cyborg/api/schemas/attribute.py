@@ -17,8 +17,8 @@ from cyborg.api.schemas import parameter_types
 # the id as a number or as a string.
 deployable_ref = {
     'anyOf': [
-        {'type': 'integer', 'minimum': 1},
-        {'type': 'string', 'pattern': '^[1-9][0-9]{0,9}$'},
+        parameter_types.db_id,
+        parameter_types.db_id_string,
         parameter_types.uuid,
     ],
     'description_for_errors': 'must be the id or the UUID of a deployable',
@@ -45,9 +45,20 @@ create = {
 }
 
 list_query = {
-    'deployable_id': {'type': 'string', 'pattern': '^[1-9][0-9]{0,9}$',
-                      'description_for_errors': 'must be a deployable id'},
+    'deployable_id': dict(parameter_types.db_id_string,
+                          description_for_errors='must be a deployable id'),
     'key': parameter_types.non_empty_string,
 }
 
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'key', 'deployable_id')
+
+#: An attribute as the API shows it.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'deployable_id': {'type': 'integer'},
+    'key': {'type': 'string'},
+    'value': {'type': 'string'},
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+    'links': parameter_types.links,
+})

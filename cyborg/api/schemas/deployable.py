@@ -40,3 +40,21 @@ program = {
         'additionalProperties': False,
     },
 }
+
+#: A deployable as the API shows it, with its attributes.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'parent_id': parameter_types.nullable_integer,
+    'root_id': parameter_types.nullable_integer,
+    'name': {'type': 'string'},
+    'num_accelerators': {'type': 'integer', 'minimum': 0},
+    'device_id': parameter_types.nullable_integer,
+    'attributes_list': {'type': 'array',
+                        'items': parameter_types.string_dict},
+    'rp_uuid': parameter_types.nullable_string,
+    'driver_name': parameter_types.nullable_string,
+    'bitstream_id': parameter_types.nullable_string,
+    'links': parameter_types.links,
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+})

@@ -28,3 +28,18 @@ SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'type', 'vendor', 'model',
 #: The actions of ``POST /v2/devices/{uuid}/<action>`` and their status.
 ACTIONS = {'enable': states.DEVICE_ENABLED,
            'disable': states.DEVICE_MAINTAINING}
+
+#: A device as the API shows it; ``status`` from 2.3.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'type': {'type': 'string', 'enum': list(states.DEVICE_TYPES)},
+    'vendor': {'type': 'string'},
+    'model': {'type': 'string'},
+    'std_board_info': parameter_types.nullable_string,
+    'vendor_board_info': parameter_types.nullable_string,
+    'hostname': {'type': 'string'},
+    'status': {'type': 'string', 'enum': list(states.DEVICE_STATUSES)},
+    'links': parameter_types.links,
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+}, since=('status',))

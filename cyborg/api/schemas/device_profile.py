@@ -156,3 +156,22 @@ def patch_values(operations):
     if 'groups' in values:
         values['groups'] = profile_group.normalize(values['groups'])
     return values
+
+
+#: A device profile as the API shows it; ``enabled`` from 2.5.
+response = parameter_types.resource({
+    'uuid': parameter_types.uuid,
+    'name': {'type': 'string'},
+    'description': parameter_types.nullable_string,
+    'groups': {'type': 'array', 'items': parameter_types.string_dict},
+    'enabled': {'type': 'boolean'},
+    'created_at': parameter_types.timestamp,
+    'updated_at': parameter_types.nullable_timestamp,
+    'links': parameter_types.links,
+}, since=('enabled',))
+
+#: ``GET /v2/device_profiles/{uuid_or_name}``: the profile, wrapped.
+show_response = {'type': 'object',
+                 'properties': {'device_profile': response},
+                 'required': ['device_profile'],
+                 'additionalProperties': False}

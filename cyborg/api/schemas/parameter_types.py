@@ -9,7 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Parameter types shared by the schemas of every resource."""
+"""Parameter types shared by the schemas of every resource.
+
+Request schemas check what clients send; response schemas (from
+:func:`resource` and :func:`collection`) describe what the API answers,
+for :mod:`cyborg.api.openapi`.
+"""
 
 import copy
 
@@ -41,6 +46,34 @@ hostname = {'type': 'string', 'minLength': 1, 'maxLength': 255,
                                       'characters without spaces'}
 
 non_empty_string = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+
+#: The largest id an INTEGER column holds on every database (32 bits).
+MAX_ID = 2 ** 31 - 1
+
+
+def _up_to(number):
+    """A regular expression of the decimal integers 1 to ``number``."""
+    digits = str(number)
+    options = []
+    if len(digits) > 1:
+        options.append('[1-9][0-9]{0,%d}' % (len(digits) - 2))
+    for index, digit in enumerate(digits):
+        lowest = 1 if index == 0 else 0
+        if int(digit) > lowest:
+            options.append('%s[%d-%d][0-9]{%d}' % (
+                digits[:index], lowest, int(digit) - 1,
+                len(digits) - index - 1))
+    options.append(digits)
+    return '^(%s)$' % '|'.join(options)
+
+
+#: A database id: a positive integer that fits the column.
+db_id = {'type': 'integer', 'minimum': 1, 'maximum': MAX_ID}
+
+#: A database id in a string (a query string value, or as clients send).
+db_id_string = {'type': 'string', 'pattern': _up_to(MAX_ID),
+                'description_for_errors': 'must be an id from 1 to %d'
+                                          % MAX_ID}
 
 # Query string values are strings; these accept what the API converts.
 positive_integer_string = {
@@ -75,3 +108,49 @@ def list_query(version, properties, sort_keys, properties_2_4=None):
 
 no_query = {'type': 'object', 'properties': {},
             'additionalProperties': False}
+
+
+# The pieces of response schemas (what the API answers).
+
+nullable_string = {'type': ['string', 'null']}
+nullable_integer = {'type': ['integer', 'null']}
+string_dict = {'type': 'object', 'additionalProperties': {'type': 'string'}}
+
+timestamp = {'type': 'string', 'format': 'date-time'}
+nullable_timestamp = {'type': ['string', 'null'], 'format': 'date-time'}
+
+#: A resource's ``self`` link, and for some its unversioned ``bookmark``.
+links = {
+    'type': 'array', 'minItems': 1,
+    'items': {
+        'type': 'object',
+        'properties': {'href': {'type': 'string', 'minLength': 1},
+                       'rel': {'type': 'string',
+                               'enum': ['self', 'bookmark']}},
+        'required': ['href', 'rel'],
+        'additionalProperties': False,
+    },
+}
+
+
+def resource(properties, since=()):
+    """The response schema of a resource with ``properties``.
+
+    Every field is always shown but those of ``since``, which a later
+    microversion added.
+    """
+    return {'type': 'object', 'properties': properties,
+            'required': [name for name in properties if name not in since],
+            'additionalProperties': False}
+
+
+def collection(key, item):
+    """The response schema of a list of ``item`` under ``key``.
+
+    From 2.4 a list ends with ``next``, the URL of the following page or
+    null.
+    """
+    return {'type': 'object',
+            'properties': {key: {'type': 'array', 'items': item},
+                           'next': nullable_string},
+            'required': [key], 'additionalProperties': False}

@@ -11,11 +11,13 @@
 # under the License.
 """Version 2 of the API: the whole HTTP surface.
 
-Every route, also served without the ``/v2`` prefix (a test walks the
-controllers and compares them with this list; the PATCH, enable and
-disable of device profiles need microversion 2.5)::
+Every route, also served without the ``/v2`` prefix but for the OpenAPI
+document (a test walks the controllers and compares them with this list
+and with :mod:`cyborg.api.openapi`; the PATCH, enable and disable of
+device profiles need microversion 2.5)::
 
     GET    /v2
+    GET    /v2/openapi.json
     GET    /v2/device_profiles
     POST   /v2/device_profiles
     DELETE /v2/device_profiles
@@ -54,6 +56,7 @@ from cyborg.api.controllers.v2 import attribute
 from cyborg.api.controllers.v2 import deployable
 from cyborg.api.controllers.v2 import device
 from cyborg.api.controllers.v2 import device_profile
+from cyborg.api import openapi
 
 
 class Controller:
@@ -77,6 +80,15 @@ class Controller:
     @index.when(method='GET', template='json')
     def index_get(self):
         return self._version_document('v2.0', base.base_url() + '/v2/')
+
+    @pecan.expose(generic=True, template='json', route='openapi.json')
+    def openapi(self):
+        raise exc.HTTPMethodNotAllowed(headers={'Allow': 'GET'})
+
+    @openapi.when(method='GET', template='json')
+    def openapi_get(self):
+        """The OpenAPI description of the API (public)."""
+        return openapi.document(base.base_url())
 
     @pecan.expose()
     def _lookup(self, collection, *remainder):

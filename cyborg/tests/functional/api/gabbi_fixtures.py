@@ -28,6 +28,7 @@ from cyborg.db import api as db_api
 from cyborg.tests import base  # noqa: F401 (registers the objects)
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests.functional.api import test_openapi
 
 CONF = cyborg.conf.CONF
 
@@ -55,7 +56,8 @@ def setup_app():
     """gabbi's intercept: the application the running fixture built.
 
     gabbi asks for the application before the fixtures start, so this
-    hands it a callable that finds the current one per request.
+    hands it a callable that finds the current one per request. Every
+    answer to a call the OpenAPI document lists must be as it says.
     """
     return lambda environ, start_response: _APP(environ, start_response)
 
@@ -69,7 +71,8 @@ class _Environment(fixtures.Fixture):
         self.useFixture(cyborg_fixtures.RPC())
         self.useFixture(cyborg_fixtures.Conductor())
         self.useFixture(cyborg_fixtures.StandInAgent('host1'))
-        _APP = self.useFixture(cyborg_fixtures.API()).app
+        _APP = test_openapi.checked(
+            self.useFixture(cyborg_fixtures.API()).app)
         for name, value in self._seed().items():
             self.useFixture(fixtures.EnvironmentVariable(name, value))
 

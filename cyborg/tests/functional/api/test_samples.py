@@ -14,7 +14,9 @@
 Every sample under ``api-ref/source/samples`` is checked against a live
 response of the same call: the same keys in the same order, the same
 values except identifiers and timestamps, which only need the same form.
-Request samples are sent as they are. Set ``CYBORG_WRITE_SAMPLES=1`` to
+Request samples are sent as they are. Every response, and every sample,
+also validates against the OpenAPI document's response schema of its
+call and status. Set ``CYBORG_WRITE_SAMPLES=1`` to
 rewrite the response samples from the live responses after a change.
 """
 
@@ -29,6 +31,7 @@ from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests.functional.api import test_openapi
 from cyborg.tests.functional.api import test_routes
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
@@ -94,8 +97,11 @@ class TestSamples(test_routes.APITestCase):
         response = req.get_response(self.app)
         self.assertEqual(status, response.status_int, response.body)
         live = response.json if response.body else None
+        test_openapi.check_response(method, path, status, live)
         if sample is not None:
             self._check(sample, live)
+            test_openapi.check_response(method, path, status, json.loads(
+                (SAMPLES / sample).read_text()))
         return live
 
     def _check(self, sample, live):

@@ -53,7 +53,7 @@ class TestNoAuth(base.TestCase):
 
 
 class TestKeystoneAuth(base.TestCase):
-    """keystonemiddleware guards everything but version discovery."""
+    """keystonemiddleware guards everything but discovery and OpenAPI."""
 
     def setUp(self):
         super().setUp()
@@ -64,7 +64,7 @@ class TestKeystoneAuth(base.TestCase):
             auth.KeystoneAuth(_echo, self.conf.conf))
 
     def test_discovery_is_public_and_cannot_claim_identity(self):
-        for path in ('/', '/v2', '/v2/'):
+        for path in ('/', '/v2', '/v2/', '/v2/openapi.json'):
             response = webob.Request.blank(path, headers={
                 'X-Roles': 'admin'}).get_response(self.app)
             self.assertEqual(200, response.status_int, path)

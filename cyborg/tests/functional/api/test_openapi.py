@@ -1,0 +1,183 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The OpenAPI document is served, lists every route and tells the truth.
+
+The routes of the document are those the controllers serve (the walk of
+:mod:`test_routes`); every schema in it is a valid JSON Schema; the
+api-ref samples and the live responses of :mod:`test_samples` and of
+the gabbi files (through :func:`checked`) validate against it (see
+:func:`check_response`).
+"""
+
+import json
+import re
+
+import jsonschema
+import schemathesis
+import webob
+
+from cyborg.api import openapi
+from cyborg.tests import base
+from cyborg.tests.functional.api import test_routes
+
+DOCUMENT = openapi.document('http://controller/accelerator')
+
+
+def _template_pattern(path):
+    return re.compile('^%s$' % re.sub(r'\\\{[a-z_]+\\\}', '[^/]+',
+                                      re.escape(path)))
+
+
+_TEMPLATES = [(_template_pattern(path), path) for path in DOCUMENT['paths']]
+
+
+def _find(method, url):
+    path = url.split('?', 1)[0]
+    if path.startswith('/accelerator'):
+        path = path[len('/accelerator'):]
+    if path not in ('', '/') and not path.startswith('/v2'):
+        path = '/v2' + path
+    for pattern, template in _TEMPLATES:
+        if pattern.match(path):
+            return DOCUMENT['paths'][template].get(method.lower())
+    return None
+
+
+def operation_of(method, url):
+    """The document's operation for a call of ``method`` on ``url``.
+
+    ``url`` may carry the mount prefix (``/accelerator``), the ``/v2``
+    prefix or neither, and a query string.
+    """
+    operation = _find(method, url)
+    if operation is None:
+        raise AssertionError('%s %s is not in the OpenAPI document' % (
+            method, url))
+    return operation
+
+
+def checked(app):
+    """``app``, checking each answer to a documented call with the document.
+
+    A call of a method or path that the document does not list (an
+    unknown route, say) is not checked.
+    """
+    def call(environ, start_response):
+        answer = {}
+
+        def record(status, headers, exc_info=None):
+            answer['status'] = int(status.split(' ', 1)[0])
+            return start_response(status, headers, exc_info)
+        body = b''.join(app(environ, record))
+        method = environ['REQUEST_METHOD']
+        if _find(method, environ['PATH_INFO']) is not None:
+            check_response(method, environ['PATH_INFO'], answer['status'],
+                           json.loads(body) if body else None)
+        return [body]
+    return call
+
+
+def check_response(method, url, status, body):
+    """Assert ``body`` is what the document says ``status`` answers.
+
+    :param body: the decoded JSON body, or None for an empty one.
+    """
+    response = operation_of(method, url)['responses'].get(str(status))
+    assert response is not None, '%s %s: %s is not documented' % (
+        method, url, status)
+    content = response.get('content')
+    if content is None:
+        assert body is None, '%s %s: %s has no body' % (method, url, status)
+        return
+    jsonschema.validate(body, content['application/json']['schema'],
+                        cls=jsonschema.Draft202012Validator)
+    if status >= 400:
+        fault = json.loads(body['error_message'])
+        jsonschema.validate(fault, content['application/json']['schema'][
+            'properties']['error_message']['contentSchema'])
+
+
+def _schemas(node):
+    """Every schema object in a part of the document."""
+    if isinstance(node, dict):
+        if 'schema' in node:
+            yield node['schema']
+        for value in node.values():
+            yield from _schemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _schemas(value)
+
+
+class TestDocument(base.TestCase):
+
+    def test_lists_every_route_the_controllers_serve(self):
+        described = {(method.upper(), path)
+                     for path, operations in DOCUMENT['paths'].items()
+                     for method in operations}
+        # Version discovery at the root, and every route of version 2.
+        walked = test_routes.walked_routes() | {('GET', '/')}
+        self.assertEqual(sorted(walked),
+                         sorted(test_routes.shaped(described)))
+
+    def test_every_schema_is_valid(self):
+        schemas = list(_schemas(DOCUMENT['paths']))
+        self.assertGreater(len(schemas), 100)
+        for schema in schemas:
+            jsonschema.Draft202012Validator.check_schema(schema)
+
+    def test_schemathesis_reads_every_operation(self):
+        schema = schemathesis.openapi.from_dict(DOCUMENT)
+        operations = [result.ok() for result in schema.get_all_operations()]
+        self.assertEqual(len(openapi.OPERATIONS), len(operations))
+
+    def test_microversion_fields_are_optional(self):
+        profile = DOCUMENT['paths']['/v2/device_profiles/{uuid_or_name}'][
+            'get']['responses']['200']['content']['application/json'][
+                'schema']['properties']['device_profile']
+        self.assertIn('enabled', profile['properties'])
+        self.assertNotIn('enabled', profile['required'])
+        self.assertIn('name', profile['required'])
+
+    def test_matching_a_url(self):
+        self.assertEqual('GET /v2/devices/{uuid}', operation_of(
+            'GET', '/accelerator/v2/devices/abc?x=1')['operationId'])
+        self.assertEqual('PATCH /v2/deployables/{uuid}/program/{again}',
+                         operation_of('PATCH', '/deployables/a/program/a')[
+                             'operationId'])
+        self.assertRaises(AssertionError, operation_of, 'GET', '/v2/nope')
+
+
+class TestServed(test_routes.APITestCase):
+
+    def _get(self, **headers):
+        request = webob.Request.blank('/v2/openapi.json',
+                                      base_url='http://cloud:8080',
+                                      headers=headers)
+        request.script_name = '/accelerator'
+        return request.get_response(self.app)
+
+    def test_served_with_the_public_url(self):
+        response = self._get(Accept='application/json')
+        self.assertEqual(200, response.status_int)
+        self.assertEqual('application/json', response.content_type)
+        self.assertEqual([{'url': 'http://cloud:8080/accelerator'}],
+                         response.json['servers'])
+        self.assertEqual(DOCUMENT['paths'], response.json['paths'])
+        check_response('GET', '/v2/openapi.json', 200, response.json)
+
+    def test_other_methods_are_refused(self):
+        for method in ('POST', 'PATCH', 'DELETE'):
+            request = webob.Request.blank('/v2/openapi.json', method=method)
+            response = request.get_response(self.app)
+            self.assertEqual(405, response.status_int, method)
+            self.assertEqual('GET', response.headers['Allow'])
