@@ -82,9 +82,13 @@ def make_app(db_url, keystone=None, config_file=None):
          default_config_files=[config_file] if config_file else [],
          default_config_dirs=[])
     conf.set_override('sync_on_startup', True, group='placement_database')
+    # Placement's option groups, and so their overrides, are shared by
+    # every application of the process: each says its own strategy.
     if keystone:
         conf.set_override('auth_strategy', 'keystone', group='api')
         keystone_demo.authtoken_options(conf, keystone)
+    elif config_file is None:
+        conf.set_override('auth_strategy', 'noauth2', group='api')
     db_api.configure(conf)
     return deploy.loadapp(conf)
 
