@@ -81,15 +81,16 @@ def deliver(context, client):
             return
         oldest = timeutils.utcnow() - datetime.timedelta(
             seconds=CONF.conductor.nova_event_timeout)
-        late = [e for e in events if e.created_at.replace(
-            tzinfo=None) < oldest]
+        late, current = [], []
+        for event in events:
+            made = event.created_at.replace(tzinfo=None)
+            (late if made < oldest else current).append(event)
         if late:
             LOG.error('Gave up telling Nova about accelerator requests %s: '
                       'not delivered within [conductor] nova_event_timeout '
                       '(%d s)', [e.arq_uuid for e in late],
                       CONF.conductor.nova_event_timeout)
             event_obj.NovaEvent.delete_many(context, late)
-        current = [e for e in events if e.id not in {x.id for x in late}]
         if current:
             _send(context, client, current)
         if len(events) < BATCH:
