@@ -46,37 +46,40 @@ def _key(conf, group, kwargs):
     return id(conf), group, tuple(options), tuple(sorted(kwargs.items()))
 
 
+def _kept(conf, group, kwargs, make):
+    """What ``make()`` builds from ``[group]``, kept while its options are.
+
+    Loading registers the auth plugin's options, which changes the key:
+    what is made is filed under the options as they are afterwards.
+    """
+    with _lock:
+        made = _adapters.get(_key(conf, group, kwargs))
+        if made is None:
+            made = make()
+            _adapters[_key(conf, group, kwargs)] = made
+        return made
+
+
 def get_adapter(conf, group, **kwargs):
     """A keystoneauth1 Adapter for the service configured in ``[group]``.
 
     :param kwargs: adapter arguments that override the options, such as
         ``default_microversion`` or ``raise_exc``.
     """
-    key = _key(conf, group, kwargs)
-    with _lock:
-        adapter = _adapters.get(key)
-        if adapter is None:
-            auth = ks_loading.load_auth_from_conf_options(conf, group)
-            session = ks_loading.load_session_from_conf_options(
-                conf, group, auth=auth)
-            adapter = ks_loading.load_adapter_from_conf_options(
-                conf, group, session=session, auth=auth, **kwargs)
-            # Loading registers the auth plugin's options, which changes
-            # the key; file the adapter under the options as they are now.
-            _adapters[_key(conf, group, kwargs)] = adapter
-        return adapter
+    def make():
+        auth = ks_loading.load_auth_from_conf_options(conf, group)
+        session = ks_loading.load_session_from_conf_options(
+            conf, group, auth=auth)
+        return ks_loading.load_adapter_from_conf_options(
+            conf, group, session=session, auth=auth, **kwargs)
+    return _kept(conf, group, kwargs, make)
 
 
 def _service_user_auth(conf):
     """The auth plugin of ``[service_user]``, kept while its options are."""
-    key = _key(conf, SERVICE_USER_GROUP, {})
-    with _lock:
-        auth = _adapters.get(key)
-        if auth is None:
-            auth = ks_loading.load_auth_from_conf_options(
-                conf, SERVICE_USER_GROUP)
-            _adapters[_key(conf, SERVICE_USER_GROUP, {})] = auth
-        return auth
+    return _kept(conf, SERVICE_USER_GROUP, {},
+                 lambda: ks_loading.load_auth_from_conf_options(
+                     conf, SERVICE_USER_GROUP))
 
 
 def user_auth(conf, context, endpoint):
