@@ -55,8 +55,9 @@ def _instance(index):
     return '00000000-0000-4000-8000-%012d' % index
 
 
-def _seed(ctx, arqs):
-    """200 profiles; ``arqs`` ARQs, some instances' bound to handles."""
+def _seed(ctx, total):
+    """200 profiles; ``total`` ARQs, some instances' bound to handles."""
+    from cyborg.db import accelerator_request as arq_db
     from cyborg.db import api as db_api
     from cyborg.tests import db_utils
 
@@ -80,9 +81,9 @@ def _seed(ctx, arqs):
         db_api.update(ctx, 'accelerator_request', arq.uuid,
                       {'attach_handle_id': handle.id})
     # The rest: four per instance, like small VMs, not yet bound.
-    rest = arqs - bound
+    rest = total - bound
     for start in range(0, rest, 500):
-        db_api.arq_create_many(ctx, [
+        arq_db.create_many(ctx, [
             {'device_profile_id': profiles[i % PROFILES].id,
              'device_profile_group_id': 0,
              'device_profile_group': profiles[i % PROFILES].groups[0],

@@ -74,6 +74,7 @@ try:
     from cyborg.demo import nova_events  # noqa: E402
     from cyborg.demo import nova_sim  # noqa: E402
     from cyborg.demo import placement  # noqa: E402
+    from cyborg.demo import quickstart_demo  # noqa: E402
 except ImportError as e:
     raise SystemExit('compare.py runs in the quickstart\'s virtualenv: '
                      'tools/quickstart.sh, then .venvs/cyborg/bin/python '
@@ -256,8 +257,9 @@ def wrk(url, connections, duration, method='GET', body=None):
 class BindCycles:
     """Nova's life of an ARQ, in a loop, by ``connections`` threads."""
 
-    def __init__(self, api, nova, profile, rp_uuid):
+    def __init__(self, api, nova, profile, host, rp_uuid):
         self.api = api
+        self.host = host
         self.nova = nova
         self.profile = profile
         self.rp_uuid = rp_uuid
@@ -273,7 +275,7 @@ class BindCycles:
         arq = arqs[0]['uuid']
         try:
             _expect(client, 'PATCH', '/accelerator_requests', {arq: [
-                {'op': 'add', 'path': '/hostname', 'value': HOST},
+                {'op': 'add', 'path': '/hostname', 'value': self.host},
                 {'op': 'add', 'path': '/device_rp_uuid',
                  'value': self.rp_uuid},
                 {'op': 'add', 'path': '/instance_uuid',
@@ -297,7 +299,7 @@ class BindCycles:
             except (RuntimeError, OSError,
                     http.client.HTTPException) as e:
                 with self._lock:
-                    self.failures.append(str(e))
+                    self.failures.append(str(e)[:240])
                 continue
             with self._lock:
                 self.times.append(took)
@@ -346,7 +348,7 @@ class _Processes:
             self.procs[name] = subprocess.Popen(  # nosec B603
                 argv, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True,
-            cwd=self.logs, **kwargs)
+                cwd=self.logs, **kwargs)
 
     def alive(self):
         for name, proc in self.procs.items():
@@ -398,6 +400,7 @@ class Existing:
     """openstack-cyborg 17.0.0: db sync, conductor, agent and gunicorn."""
 
     name = 'existing'
+    host = HOST
 
     def __init__(self, state, ports, rabbit, venv):
         self.state = state
@@ -417,7 +420,8 @@ class Existing:
             text = f.read().replace(' authtoken api_v2', ' api_v2')
         with open(os.path.join(self.state, 'api-paste.ini'), 'w') as f:
             f.write(text)
-        token = 'auth_type = admin_token\nendpoint = %s\ntoken = %s\n'
+        # noauth2's fixed token of the demo Placement, and the stub Nova.
+        token = 'auth_type = admin_token\nendpoint = %s\ntoken = %s\n'  # nosec
         with open(os.path.join(self.state, 'cyborg.conf'), 'w') as f:
             f.write('\n'.join([
                 '[DEFAULT]', 'host = %s' % HOST,
@@ -477,6 +481,7 @@ class Ours:
 
     def __init__(self, state, ports, rabbit=None):
         self.name = 'rabbit' if rabbit else 'all_in_one'
+        self.host = quickstart_demo.HOST
         self.state = state
         self.ports = ports
         self.rabbit = rabbit
@@ -599,7 +604,8 @@ def measure(shape, nova, duration):
         with MemorySampler(services) as sampler:
             figures['memory_rest'] = memory(services)
             load(shape.api, calls, duration)
-            binds = BindCycles(shape.api, nova, 'bench-000', rp_uuid)
+            binds = BindCycles(shape.api, nova, 'bench-000', shape.host,
+                               rp_uuid)
             for connections in (1, 4):
                 key = 'bind_c%d' % connections
                 _log('   %s' % key)
@@ -684,17 +690,32 @@ def run(args):
               Ours(os.path.join(state, 'rabbit'), ports, args.rabbit),
               Ours(os.path.join(state, 'all_in_one'), ports)]
     results = {'shapes': {}, 'cpus': os.cpu_count(),
-               'api_workers_default': _api_workers_default()}
-    load_cpu = []
+               'api_workers_default': _api_workers_default(),
+               'meta': {
+                   'date': datetime.datetime.now(
+                       datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
+                   'machine': _machine(), 'commit': _commit(),
+                   'duration': args.duration,
+                   'load_generator': 'wrk 4 (one thread, '
+                                     'tools/bench/wrk.lua)'}}
+    saved = os.path.join(state, 'results.json')
+
+    def save():
+        load_cpu = [call['load_cpu'] for figures in
+                    results['shapes'].values()
+                    for call in figures['calls'].values()]
+        results['meta']['load_cpu'] = statistics.fmean(load_cpu or [0])
+        with open(saved, 'w') as f:
+            json.dump(results, f, indent=1, sort_keys=True)
+
     try:
         for shape in shapes:
-            results['shapes'][shape.name] = measure(shape, nova,
-                                                    args.duration)
+            figures = measure(shape, nova, args.duration)
+            listed = figures.pop('list_body')
+            results['shapes'][shape.name] = figures
+            save()
     finally:
         nova.stop()
-    listed = results['shapes']['rabbit'].pop('list_body')
-    for figures in results['shapes'].values():
-        figures.pop('list_body', None)
     results['list_bytes'] = len(listed)
     bare = Bare(os.path.join(state, 'bare'), ports['api'],
                 args.existing_venv, listed)
@@ -709,19 +730,10 @@ def run(args):
         results['shapes']['bare'] = {'calls': calls}
     finally:
         bare.stop()
+    save()
     if args.instance_arqs:
         results['instance_arqs'] = instance_arqs(args.instance_arqs, 400)
-    for figures in results['shapes'].values():
-        load_cpu += [c['load_cpu'] for c in figures['calls'].values()]
-    results['meta'] = {
-        'date': datetime.datetime.now(datetime.timezone.utc).strftime(
-            '%Y-%m-%d %H:%M UTC'),
-        'machine': _machine(), 'commit': _commit(),
-        'duration': args.duration,
-        'load_generator': 'wrk 4 (one thread, tools/bench/wrk.lua)',
-        'load_cpu': statistics.fmean(load_cpu)}
-    with open(os.path.join(state, 'results.json'), 'w') as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        save()
     return results
 
 

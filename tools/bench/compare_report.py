@@ -19,6 +19,8 @@ the measured value and whether it was met. It computes nothing but ratios,
 so it can be rerun on saved figures (``compare.py --render FILE``).
 """
 
+import textwrap
+
 #: Where compare.py measured, in the order of the tables' columns.
 SHAPES = (
     ('existing', 'openstack-cyborg 17.0.0'),
@@ -118,7 +120,7 @@ def _memory_table(results):
             rest = _memory(results, shape, service, 'rest')
             load = _memory(results, shape, service, 'load')
             row.append('%s / %s' % (_fmt(rest, 0), _fmt(load, 0))
-                       if rest is not None else '')
+                       if rest is not None else '—')
         rows.append(row)
     return _table(header, rows, (22, 26, 26, 26))
 
@@ -236,4 +238,7 @@ def render(results):
                              for c in counts)), '']
     lines += ['Targets:', '']
     lines += _targets_table(results)
-    return '\n'.join(lines).rstrip('\n') + '\n'
+    # Prose wrapped as the docs are; tables and directives as they are.
+    text = '\n'.join(textwrap.fill(line, 79) if not line.startswith(
+        ('   ', '..')) else line for line in lines)
+    return text.rstrip('\n') + '\n'
