@@ -54,6 +54,7 @@ import os
 import platform
 import resource
 import secrets
+import shutil
 import statistics
 import subprocess  # nosec B404
 import sys
@@ -437,7 +438,9 @@ class Existing:
                 '[nova]', token % (nova_url, placement.TOKEN)]))
 
     def start(self):
-        os.makedirs(self.state, exist_ok=True)
+        # Fresh databases: the figures are those of 200 profiles.
+        shutil.rmtree(self.state, ignore_errors=True)
+        os.makedirs(self.state)
         self._config()
         conf = ['--config-file', os.path.join(self.state, 'cyborg.conf')]
         bin_ = os.path.join(self.venv, 'bin')
@@ -499,7 +502,11 @@ class Ours:
             stdout=subprocess.DEVNULL)
 
     def start(self):
-        os.makedirs(self.state, exist_ok=True)
+        if os.path.isdir(os.path.join(self.state, 'run')):
+            self.stop()
+        # Fresh databases: the figures are those of 200 profiles.
+        shutil.rmtree(self.state, ignore_errors=True)
+        os.makedirs(self.state)
         self._quickstart('start', '--no-demo', *(
             ['--rabbit', self.rabbit] if self.rabbit else []))
 
