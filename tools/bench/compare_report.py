@@ -93,7 +93,7 @@ def _speed_table(results):
         row = [_call_label(key, label, shapes['rabbit']['calls'])]
         row += [_cell(shapes.get(s, {}).get('calls', {}).get(key))
                 for s, _ in SHAPES]
-        row.append(_cell(bare.get(key)) if key in bare else '')
+        row.append(_cell(bare.get(key)) if key in bare else '—')
         ratio = _ratio(_get(results, 'rabbit', key, 'rps'),
                        _get(results, 'existing', key, 'rps'))
         row.append('%s×' % _fmt(ratio) if ratio else 'n/a')
