@@ -132,11 +132,14 @@ class ServicesTestCase(base.TestCase):
                     'port': port, 'api_workers': 2},
         }
 
-    def _api(self, db_url):
-        """``cyborg-api`` on a port of its own; ``self.url`` reaches it."""
-        (port,) = functional.free_ports(1)
+    def _api(self, db_url, name='api', port=None):
+        """``cyborg-api`` on a port of its own (or ``port``), serving.
+
+        ``self.url`` reaches it.
+        """
+        port = port or functional.free_ports(1)[0]
         self.url = 'http://127.0.0.1:%d/v2' % port
-        process = self._start('cyborg-api', 'api',
+        process = self._start('cyborg-api', name,
                               self._api_conf(db_url, port))
         functional.wait('cyborg-api serving', self._serving, timeout=60)
         return process
