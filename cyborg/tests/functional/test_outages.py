@@ -85,7 +85,7 @@ class _DatabaseOutage(_ServicesOnDatabase):
         # conductor answers its reports.
         self.conductor = self._conductor('conductor', self.db_url)
         self._agent(self.host, cards=services.CARDS[:1], vfs=4)
-        self._api(self.db_url)
+        self.api_process = self._api(self.db_url)
 
     def _unavailable(self, method, path, body=None):
         """The request is answered 503 in the API's error form, in time."""
@@ -151,6 +151,11 @@ class _DatabaseOutage(_ServicesOnDatabase):
                                'server_uuid': server, 'tag': arq_uuid,
                                'status': 'completed'}],
                              self.nova.wait_for(server, 1, timeout=60))
+        # The event sender met the outage and carried on; the API knew
+        # each failure for what it was.
+        self.assertIn('Cannot reach the database to send events to Nova',
+                      self.conductor.log())
+        self.assertNotIn('Traceback', self.api_process.log())
         # Nothing half-written: no profile of the outage, the two ARQs only.
         names = [p['name'] for p in self.request(
             'GET', '/device_profiles').json()['device_profiles']]
@@ -413,6 +418,11 @@ class TestRollingRestart(_ServicesOnDatabase):
         with db_api.main_context_manager.reader.using(self.ctx):
             self.assertEqual(0, self.ctx.session.query(
                 models.AttachHandle).filter_by(in_use=True).count())
+        # Nothing unexpected happened on the way.
+        for name in sorted(os.listdir(self.tmp)):
+            if name.endswith('.log'):
+                self.assertNotIn('Traceback',
+                                 _read(os.path.join(self.tmp, name)), name)
 
 
 def _read(path):
