@@ -85,8 +85,10 @@ def response_for(exc):
     else:
         status = status_of(exc)
         if isinstance(exc, db_exc.DBConnectionError):
+            # The driver's message: str() of one raised in the conductor
+            # holds the conductor's traceback too.
             LOG.error('Request failed, the database cannot be reached: %s',
-                      exc)
+                      exc.args[0] if exc.args else '')
         elif not isinstance(exc, exception.CyborgException):
             LOG.exception('Unexpected error while serving a request')
         elif status >= 500:

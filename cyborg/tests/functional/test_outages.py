@@ -77,7 +77,8 @@ class _ServicesOnDatabase(test_fixtures.OpportunisticDBTestMixin,
         self.assertEqual(201, response.status_code, response.text)
 
 
-class _DatabaseOutage(_ServicesOnDatabase):
+class _DatabaseOutage:
+    """The test, for each database engine (not a test case itself)."""
 
     def setUp(self):
         super().setUp()
@@ -167,11 +168,11 @@ class _DatabaseOutage(_ServicesOnDatabase):
                             arqs[1]['attach_handle_uuid'])
 
 
-class TestDatabaseOutageMySQL(_DatabaseOutage):
+class TestDatabaseOutageMySQL(_DatabaseOutage, _ServicesOnDatabase):
     FIXTURE = test_concurrency.MySQLFixture
 
 
-class TestDatabaseOutagePostgreSQL(_DatabaseOutage):
+class TestDatabaseOutagePostgreSQL(_DatabaseOutage, _ServicesOnDatabase):
     FIXTURE = test_concurrency.PostgreSQLFixture
 
 
