@@ -17,6 +17,7 @@ fast tests. Servers use oslo.messaging's threading executor: no eventlet.
 
 import functools
 
+from oslo_db import exception as db_exc
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
@@ -36,9 +37,11 @@ def init(conf, url=None):
     messaging.set_transport_defaults(
         control_exchange=opts.CONTROL_EXCHANGE)
     # Domain errors raised by a server reach the caller as themselves,
-    # not as a generic RemoteError.
+    # not as a generic RemoteError; so do oslo.db's, so that the API
+    # answers a conductor's lost database as unavailable, not as a bug.
     TRANSPORT = messaging.get_rpc_transport(
-        conf, url=url, allowed_remote_exmods=[exception.__name__])
+        conf, url=url, allowed_remote_exmods=[exception.__name__,
+                                              db_exc.__name__])
 
 
 def cleanup():

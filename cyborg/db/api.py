@@ -29,6 +29,7 @@ the conductor writes through objects, and the API reads through them.
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
 from oslo_db.sqlalchemy import utils as sqlalchemyutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -66,6 +67,20 @@ def begin_immediate_on_sqlite_files(engine):
 
 
 main_context_manager.append_on_engine_create(begin_immediate_on_sqlite_files)
+
+
+@exc_filters.filters('postgresql', sa.exc.OperationalError,
+                     r'.*connection to server .*failed')
+def _postgresql_connect_failed(error, match, engine_name, is_disconnect):
+    """A failed connect to PostgreSQL raises DBConnectionError.
+
+    oslo.db knows libpq's older wording ("could not connect to server");
+    libpq 14 and later say "connection to server at ... failed", which
+    oslo.db would pass on as a bare OperationalError: the API would answer
+    500 instead of 503, and a service starting before its database would
+    not wait for it ([database] max_retries).
+    """
+    raise db_exc.DBConnectionError(error)
 
 
 def configure(conf):

@@ -549,6 +549,19 @@ class TestNovaEvents(BindTestCase):
         self.assertNotIn('ERROR', self.log.output)
         self.assertIn('code 422', self.log.output)
 
+    def test_instance_gone_ends_its_event(self):
+        # Nova answers 404 for a deleted instance: nothing waits for the
+        # event, which is not sent again.
+        front = self._front(0)
+        instance = uuidutils.generate_uuid()
+        self.nova.gone(instance)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([arq], instance=instance)
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual((1, []), (front.posts, self._pending()))
+        self.assertEqual([], self.nova.for_instance(instance))
+        self.assertIn('code 404', self.log.output)
+
     def _pending(self):
         """(ARQ uuid, attempts) of the events not delivered yet."""
         with db_api.main_context_manager.reader.using(self.ctx):
