@@ -242,10 +242,10 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
                           'status': status}, event)
         return event
 
-    def boot(self, host, rp_uuid=None):
+    def boot(self, host, rp_uuid=None, profile='fpga'):
         """Nova's side of a boot on ``host``; the ARQ once bound."""
         rp_uuid = rp_uuid or self.candidate(host)
-        instance, arq = self.start_bind(host, rp_uuid)
+        instance, arq = self.start_bind(host, rp_uuid, profile)
         self.event(instance, arq)
         arq = arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
         self.assertEqual(states.BOUND, arq.state)
