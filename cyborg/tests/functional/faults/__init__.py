@@ -70,15 +70,17 @@ class FaultTestCase(processes.ServicesTestCase):
                             (BITSTREAM_PROFILE, dict(
                                 processes.PROFILE,
                                 **{'accel:bitstream_id': self.image['id']}))):
-            self.api.device_profile_create(self.ctx, device_profile.DeviceProfile(
-                self.ctx, name=name, groups=[group]))
+            self.api.device_profile_create(
+                self.ctx, device_profile.DeviceProfile(
+                    self.ctx, name=name, groups=[group]))
 
     def arq(self, arq):
         return arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
 
     def assert_consistent(self, bound):
-        """The ``bound`` ARQs are Bound, each to its own handle; no other
-        handle is in use, and every event reached Nova.
+        """Every ARQ of ``bound`` is Bound, to a handle of its own.
+
+        No other handle is in use, and every event reached Nova.
         """
         arqs = [self.arq(a) for a in bound]
         self.assertEqual([states.BOUND] * len(arqs), [a.state for a in arqs])
