@@ -145,6 +145,14 @@ class ResourceTracker:
             self._wake.clear()
             try:
                 self.report()
+            except (exception.HostLeaseHeld,
+                    exception.ServiceUnavailable) as e:
+                # Expected while the conductor is busy with the host or
+                # cannot be reached: one line, no traceback.
+                LOG.warning('Device report postponed to the next pass in '
+                            '%(interval)d seconds: %(error)s',
+                            {'interval': CONF.agent.report_interval,
+                             'error': str(e).splitlines()[0]})
             except Exception:
                 LOG.exception('Device report failed; the next pass is in '
                               '%d seconds', CONF.agent.report_interval)

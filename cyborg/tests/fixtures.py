@@ -53,6 +53,7 @@ from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import base as objects_base
 from cyborg import privsep
+from cyborg.tests import functional
 
 CONF = cyborg.conf.CONF
 
@@ -278,7 +279,9 @@ class Placement(fixtures.Fixture):
 
     def _setUp(self):
         self._server = None
-        self._serve(0)
+        # A port of its own from the start: cheroot allows the address to
+        # be reused, after stop(), only on a port that was asked for.
+        self._serve(functional.free_ports(1)[0])
         self.addCleanup(self.stop)
         self.url = self._server.url
         self.hostname = 'host-' + uuidutils.generate_uuid()

@@ -79,6 +79,7 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
             hide_password=False)
         self.trees = {}
         self.compute_rps = {}
+        self.nodes = {}
         self.rabbit = None
         self.api = None
 
@@ -145,12 +146,18 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
             self, 'cyborg-conductor', path,
             os.path.join(self.tmp, name + '.log'))
 
-    def add_host(self, host):
-        """A compute node in Placement and a simulated host's sysfs tree."""
+    def add_host(self, host, node=None):
+        """A compute node in Placement and a simulated host's sysfs tree.
+
+        :param node: the compute node's name, as Nova names it (``host``
+            by default).
+        """
+        node = node or host
         response = self.rp.post('/resource_providers',
-                                json={'name': host, 'uuid': str(uuid.uuid4())})
+                                json={'name': node, 'uuid': str(uuid.uuid4())})
         self.assertEqual(200, response.status_code, response.text)
         self.compute_rps[host] = response.json()['uuid']
+        self.nodes[host] = node
         self.trees[host] = sysfs.build(os.path.join(self.tmp, host), [
             ('intel_fpga', card, dict(vfs=VFS)) for card in CARDS])
 
@@ -169,7 +176,7 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
                       'sysfs_root': self.trees[host].root,
                       'report_interval': 1,
                       'placement_wait_interval': 1,
-                      'resource_provider_name': host,
+                      'resource_provider_name': self.nodes[host],
                       'enable_hotplug_monitor': 'false'},
         }, sections), demo_privsep.config_lines(
             os.path.join(self.tmp, host + '.conf')))
