@@ -23,7 +23,7 @@ from cyborg.tests.functional import faults
 
 LOG = log.getLogger(__name__)
 
-HOSTS = 3
+HOSTS = 2
 
 
 @testtools.skipIf(functional.rabbitmqctl('status'),
