@@ -40,20 +40,53 @@ from cyborg.i18n import _
 main_context_manager = enginefacade.transaction_context()
 
 
+def _sqlite_file(url):
+    """Whether SQLAlchemy ``url`` names an SQLite file (not memory)."""
+    url = sa.engine.make_url(url)
+    return url.get_backend_name() == 'sqlite' and url.database not in (
+        None, '', ':memory:')
+
+
+def _read_only(url):
+    """The read-only connection URL of the SQLite file at ``url``."""
+    url = sa.engine.make_url(url)
+    return url.set(database='file:%s' % url.database,
+                   query=dict(url.query, mode='ro', uri='true'))
+
+
 def begin_immediate_on_sqlite_files(engine):
-    """Have every transaction on an SQLite file take the write lock first.
+    """Tune an SQLite file for several threads and processes at once.
+
+    Every connection uses the write-ahead log (``journal_mode=WAL``):
+    readers never wait for a writer, nor a writer for readers. Its commits
+    are synced at checkpoints (``synchronous=NORMAL``) unless
+    ``[database] sqlite_synchronous = false`` turned syncing off: a power
+    loss may undo the last commits, never corrupt the file.
 
     oslo.db begins SQLite transactions with a plain, deferred ``BEGIN``. A
     transaction that reads and then writes while another connection holds
     the write lock fails at once with "database is locked": SQLite does not
     wait, as the other writer is itself waiting for this reader to finish.
-    With ``BEGIN IMMEDIATE`` transactions queue for the lock instead, within
-    the driver's busy timeout. It matters where the conductor's threads
-    write at once to an SQLite file (``cyborg-all-in-one``, the quickstart);
-    in-memory databases and other engines are left as they are.
+    With ``BEGIN IMMEDIATE`` writing transactions queue for the lock
+    instead, within the driver's busy timeout. It matters where the
+    conductor's threads write at once to an SQLite file
+    (``cyborg-all-in-one``, the quickstart). Read-only transactions run on
+    read-only connections (see :func:`configure`) and keep the plain
+    ``BEGIN``: they take no lock. In-memory databases and other engines
+    are left as they are.
     """
-    if engine.dialect.name != 'sqlite' or engine.url.database in (
-            None, '', ':memory:'):
+    if not _sqlite_file(engine.url):
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _write_ahead_log(dbapi_connection, record):
+        if engine.url.query.get('mode') == 'ro':
+            return  # the writers' connections have set the file up
+        dbapi_connection.execute('PRAGMA journal_mode=WAL')
+        if dbapi_connection.execute('PRAGMA synchronous').fetchone()[0]:
+            dbapi_connection.execute('PRAGMA synchronous=NORMAL')
+
+    if engine.url.query.get('mode') == 'ro':
         return
 
     @sa.event.listens_for(engine, 'begin')
@@ -69,8 +102,19 @@ main_context_manager.append_on_engine_create(begin_immediate_on_sqlite_files)
 
 
 def configure(conf):
-    """Point the engine facade at ``[database]`` of ``conf``."""
-    main_context_manager.configure(**dict(conf.database.items()))
+    """Point the engine facade at ``[database]`` of ``conf``.
+
+    On an SQLite file without ``[database] slave_connection``, read-only
+    transactions (``@main_context_manager.reader``) use read-only
+    connections to the same file, which never take its write lock.
+    """
+    options = dict(conf.database.items())
+    if (options.get('connection') and _sqlite_file(options['connection'])
+            and not options.get('slave_connection')):
+        options['slave_connection'] = _read_only(
+            options['connection']).render_as_string(hide_password=False)
+        options['synchronous_reader'] = False
+    main_context_manager.configure(**options)
 
 
 def get_engine():

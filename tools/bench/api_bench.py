@@ -55,6 +55,7 @@ def _instance(index):
 
 def _seed(ctx):
     """200 profiles; 5,000 ARQs, some instances' bound to handles."""
+    from cyborg.db import accelerator_request as arq_db
     from cyborg.db import api as db_api
     from cyborg.tests import db_utils
 
@@ -80,7 +81,7 @@ def _seed(ctx):
     # The rest: four per instance, like small VMs, not yet bound.
     rest = ARQS - bound
     for start in range(0, rest, 500):
-        db_api.arq_create_many(ctx, [
+        arq_db.create_many(ctx, [
             {'device_profile_id': profiles[i % PROFILES].id,
              'device_profile_group_id': 0,
              'device_profile_group': profiles[i % PROFILES].groups[0],
