@@ -54,7 +54,7 @@ def _read_only(url):
                    query=dict(url.query, mode='ro', uri='true'))
 
 
-def begin_immediate_on_sqlite_files(engine):
+def tune_sqlite_files(engine):
     """Tune an SQLite file for several threads and processes at once.
 
     Every connection uses the write-ahead log (``journal_mode=WAL``):
@@ -72,21 +72,46 @@ def begin_immediate_on_sqlite_files(engine):
     conductor's threads write at once to an SQLite file
     (``cyborg-all-in-one``, the quickstart). Read-only transactions run on
     read-only connections (see :func:`configure`) and keep the plain
-    ``BEGIN``: they take no lock. In-memory databases and other engines
+    ``BEGIN``: they take no lock.
+
+    oslo.db opens a new connection for every transaction on an SQLite
+    file; here up to 16 connections are kept open between transactions
+    (each serves one thread at a time), which spares opening the file and
+    reading its schema every time. In-memory databases and other engines
     are left as they are.
     """
     if not _sqlite_file(engine.url):
         return
+    read_only = engine.url.query.get('mode') == 'ro'
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _shared_by_threads(dialect, record, cargs, cparams):
+        # The pool hands a connection to one thread at a time.
+        cparams['check_same_thread'] = False
 
     @sa.event.listens_for(engine, 'connect')
     def _write_ahead_log(dbapi_connection, record):
-        if engine.url.query.get('mode') == 'ro':
+        if read_only:
             return  # the writers' connections have set the file up
         dbapi_connection.execute('PRAGMA journal_mode=WAL')
         if dbapi_connection.execute('PRAGMA synchronous').fetchone()[0]:
             dbapi_connection.execute('PRAGMA synchronous=NORMAL')
 
-    if engine.url.query.get('mode') == 'ro':
+    opener = engine.pool
+
+    def _connect():
+        # A connection set up by oslo.db's pool and its listeners, then
+        # handed over to the pool that keeps it.
+        connection = opener.connect()
+        connection.detach()
+        return connection.dbapi_connection
+
+    # As many as a process has threads at work; more are opened (and
+    # closed) when needed, never waited for.
+    engine.pool = sa.pool.QueuePool(_connect, pool_size=16, max_overflow=-1,
+                                    dialect=engine.dialect)
+
+    if read_only:
         return
 
     @sa.event.listens_for(engine, 'begin')
@@ -98,7 +123,7 @@ def begin_immediate_on_sqlite_files(engine):
         connection.exec_driver_sql('BEGIN IMMEDIATE')
 
 
-main_context_manager.append_on_engine_create(begin_immediate_on_sqlite_files)
+main_context_manager.append_on_engine_create(tune_sqlite_files)
 
 
 def configure(conf):

@@ -65,7 +65,7 @@ class SQLiteFileFixture(fixtures.Fixture):
                             'cyborg.sqlite')
         facade = enginefacade.transaction_context()
         facade.configure(connection='sqlite:///' + path)
-        facade.append_on_engine_create(db_api.begin_immediate_on_sqlite_files)
+        facade.append_on_engine_create(db_api.tune_sqlite_files)
         migration.upgrade('head', engine=facade.writer.get_engine())
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
             db_api.main_context_manager, facade))
