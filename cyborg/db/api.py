@@ -126,20 +126,27 @@ def tune_sqlite_files(engine):
 main_context_manager.append_on_engine_create(tune_sqlite_files)
 
 
-def configure(conf):
-    """Point the engine facade at ``[database]`` of ``conf``.
+def facade_options(database):
+    """The engine facade's options for ``[database]`` settings.
 
-    On an SQLite file without ``[database] slave_connection``, read-only
-    transactions (``@main_context_manager.reader``) use read-only
-    connections to the same file, which never take its write lock.
+    On an SQLite file without ``slave_connection``, read-only transactions
+    (``@main_context_manager.reader``) use read-only connections to the
+    same file, which never take its write lock.
+
+    :param database: option names and values, as ``[database]`` has them.
     """
-    options = dict(conf.database.items())
+    options = dict(database)
     if (options.get('connection') and _sqlite_file(options['connection'])
             and not options.get('slave_connection')):
         options['slave_connection'] = _read_only(
             options['connection']).render_as_string(hide_password=False)
         options['synchronous_reader'] = False
-    main_context_manager.configure(**options)
+    return options
+
+
+def configure(conf):
+    """Point the engine facade at ``[database]`` of ``conf``."""
+    main_context_manager.configure(**facade_options(conf.database.items()))
 
 
 def get_engine():
