@@ -55,6 +55,7 @@ def _instance(index):
 
 def _seed(ctx):
     """200 profiles; 5,000 ARQs, some instances' bound to handles."""
+    from cyborg.db import accelerator_request as arq_db
     from cyborg.db import api as db_api
     from cyborg.tests import db_utils
 
@@ -80,7 +81,7 @@ def _seed(ctx):
     # The rest: four per instance, like small VMs, not yet bound.
     rest = ARQS - bound
     for start in range(0, rest, 500):
-        db_api.arq_create_many(ctx, [
+        arq_db.create_many(ctx, [
             {'device_profile_id': profiles[i % PROFILES].id,
              'device_profile_group_id': 0,
              'device_profile_group': profiles[i % PROFILES].groups[0],
@@ -92,12 +93,13 @@ def _seed(ctx):
 class _SQLCounter:
     """Counts the statements each request thread runs."""
 
-    def __init__(self, engine, app):
+    def __init__(self, engines, app):
         from sqlalchemy import event
 
         self.app = app
         self.local = threading.local()
-        event.listen(engine, 'before_cursor_execute', self._count)
+        for engine in engines:
+            event.listen(engine, 'before_cursor_execute', self._count)
 
     def _count(self, *args):
         self.local.count = getattr(self.local, 'count', 0) + 1
@@ -149,7 +151,10 @@ def _serve(database, transport_url, ready):
                                  executor=futurist.SynchronousExecutor()),
         rpcapi.TOPIC, objects_base.CyborgObjectSerializer(), host='bench')
     conductor.start()
-    server = api_cmd.make_server(conf, _SQLCounter(engine, app.setup_app()))
+    # Read-only transactions have an engine of their own on SQLite files.
+    engines = {engine, db_api.main_context_manager.reader.get_engine()}
+    server = api_cmd.make_server(conf, _SQLCounter(engines,
+                                                   app.setup_app()))
     server.prepare()
     ready.send(server.bind_addr[1])
     server.serve()
