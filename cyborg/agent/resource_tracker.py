@@ -145,6 +145,14 @@ class ResourceTracker:
             self._wake.clear()
             try:
                 self.report()
+            except (exception.HostLeaseHeld,
+                    exception.ServiceUnavailable) as e:
+                # Another conductor works on the host, or none answered
+                # (one restarts): expected, and the next pass sends again.
+                LOG.warning('Device report not taken; the next pass is in '
+                            '%(interval)d seconds: %(err)s',
+                            {'interval': CONF.agent.report_interval,
+                             'err': e.message})
             except Exception:
                 LOG.exception('Device report failed; the next pass is in '
                               '%d seconds', CONF.agent.report_interval)

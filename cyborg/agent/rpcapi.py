@@ -43,9 +43,11 @@ class AgentAPI:
             target, objects_base.CyborgObjectSerializer(),
             version_cap=CONF.upgrade_levels.agent or self.RPC_API_VERSION)
 
-    def _call(self, context, host, version, method, timeout=None, **kwargs):
+    def _call(self, context, host, version, method, timeout=None,
+              call_monitor_timeout=None, **kwargs):
         cctxt = self.client.prepare(server=host, version=version,
-                                    timeout=timeout)
+                                    timeout=timeout,
+                                    call_monitor_timeout=call_monitor_timeout)
         try:
             return cctxt.call(context, method, **kwargs)
         except (messaging.MessagingTimeout,
@@ -64,9 +66,15 @@ class AgentAPI:
         returns, the agent has already sent the conductor a fresh report of
         its host with the new functions.
 
+        The agent sends a heartbeat while it works: an agent that stops
+        (killed, host down) or never takes the call fails it within
+        ``[DEFAULT] rpc_response_timeout``, not at the end of ``timeout``.
+
         :returns: the Glance id of the bitstream that was loaded.
+        :raises ServiceUnavailable: no answer or heartbeat came in time.
         """
         return self._call(context, host, '1.0', 'program', timeout=timeout,
+                          call_monitor_timeout=CONF.rpc_response_timeout,
                           deployable_name=deployable_name,
                           bitstream_id=bitstream_id,
                           function_id=function_id,

@@ -20,6 +20,7 @@ A response never carries a traceback.
 
 import json
 
+from oslo_db import exception as db_exc
 from oslo_log import log
 import webob
 from webob import exc as webob_exc
@@ -39,8 +40,13 @@ STATUS_BY_FAMILY = (
     (exception.Locked, 423),
     (exception.HostFailure, 502),
     (exception.ServiceUnavailable, 503),
+    # The database is unreachable or dropped the connection (raised here
+    # on a read, or by the conductor on a write): the client may retry.
+    (db_exc.DBConnectionError, 503),
 )
 
+DATABASE_UNAVAILABLE = _('The database cannot be reached for now; try the '
+                         'request again later.')
 UNEXPECTED = _('An unexpected error prevented the request from being '
                'served; the service log has the details.')
 
@@ -59,6 +65,9 @@ def message_of(exc):
         # Exceptions re-raised from RPC append the conductor's traceback
         # to str(); .message is the message alone.
         return exc.message
+    if isinstance(exc, db_exc.DBConnectionError):
+        # Its own text may name the database server.
+        return DATABASE_UNAVAILABLE
     return UNEXPECTED
 
 
@@ -75,7 +84,12 @@ def response_for(exc):
         status, message = exc.status_int, exc.detail or exc.explanation
     else:
         status = status_of(exc)
-        if not isinstance(exc, exception.CyborgException):
+        if isinstance(exc, db_exc.DBConnectionError):
+            # The driver's message: str() of one raised in the conductor
+            # holds the conductor's traceback too.
+            LOG.error('Request failed, the database cannot be reached: %s',
+                      exc.args[0] if exc.args else '')
+        elif not isinstance(exc, exception.CyborgException):
             LOG.exception('Unexpected error while serving a request')
         elif status >= 500:
             LOG.error('Request failed: %s', exc.message)

@@ -12,14 +12,17 @@
 """oslo.messaging plumbing: one transport, clients, servers, serializer.
 
 RabbitMQ in production; ``fake://`` serves the all-in-one process and the
-fast tests. Servers use oslo.messaging's threading executor: no eventlet.
+fast tests, through :mod:`cyborg.common.local_rpc`. Servers use
+oslo.messaging's threading executor: no eventlet.
 """
 
 import functools
 
+from oslo_db import exception as db_exc
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
+from cyborg.common import local_rpc
 from cyborg.conf import opts
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -36,9 +39,13 @@ def init(conf, url=None):
     messaging.set_transport_defaults(
         control_exchange=opts.CONTROL_EXCHANGE)
     # Domain errors raised by a server reach the caller as themselves,
-    # not as a generic RemoteError.
-    TRANSPORT = messaging.get_rpc_transport(
-        conf, url=url, allowed_remote_exmods=[exception.__name__])
+    # not as a generic RemoteError; so do oslo.db's, so that the API
+    # answers a conductor's lost database as unavailable, not as a bug.
+    exmods = [exception.__name__, db_exc.__name__]
+    TRANSPORT = messaging.get_rpc_transport(conf, url=url,
+                                            allowed_remote_exmods=exmods)
+    if messaging.TransportURL.parse(conf, url).transport == 'fake':
+        TRANSPORT = local_rpc.get_rpc_transport(conf, url, exmods)
 
 
 def cleanup():

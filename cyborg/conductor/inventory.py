@@ -23,6 +23,7 @@ from oslo_utils import uuidutils
 
 import cyborg.conf
 from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
@@ -50,7 +51,9 @@ def host_lease(context, hostname, owner):
     if not host_obj.Host.acquire_lease(context, hostname, taker,
                                        CONF.conductor.host_lease_seconds):
         holder = host_obj.Host.get_by_hostname(context, hostname).lease_owner
-        raise exception.HostLeaseHeld(host=hostname, owner=holder)
+        # The holder may have released it since: "None" would say nothing.
+        raise exception.HostLeaseHeld(
+            host=hostname, owner=holder or _('another conductor'))
     try:
         yield
     finally:

@@ -24,6 +24,7 @@ restarted or another conductor sends what is left.
 import datetime
 import threading
 
+from oslo_db import exception as db_exc
 from oslo_log import log
 from oslo_utils import timeutils
 
@@ -150,6 +151,12 @@ class Sender:
             try:
                 deliver(context, client)
                 wait = self._until_next(context)
+            except db_exc.DBConnectionError as e:
+                # The events are in the database: they wait there for it.
+                LOG.warning('Cannot reach the database to send events to '
+                            'Nova; trying again in %(delay)d s: %(err)s',
+                            {'delay': CONF.periodic_interval, 'err': e})
+                wait = CONF.periodic_interval
             except Exception:
                 LOG.exception('Sending events to Nova failed; trying again '
                               'in %d s', CONF.periodic_interval)

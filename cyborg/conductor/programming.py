@@ -95,7 +95,8 @@ def program(context, deployable, device, agent, timeout, keep=None,
     """Load a bitstream into an FPGA region through its host's agent.
 
     :param deployable: the region's :class:`Deployable`; it is saved with
-        the loaded ``bitstream_id``.
+        no ``bitstream_id`` while the agent works, then with the loaded
+        one.
     :param device: the region's :class:`Device`.
     :param agent: an :class:`cyborg.agent.rpcapi.AgentAPI`.
     :param timeout: seconds the agent has.
@@ -120,6 +121,11 @@ def program(context, deployable, device, agent, timeout, keep=None,
             reason=_('programming %(name)s would disturb %(count)d '
                      'accelerator(s) attached to it') % {
                 'name': deployable.name, 'count': len(in_use)})
+    if deployable.bitstream_id is not None:
+        # Until the agent answers, what the region holds is unknown: if the
+        # agent dies meanwhile, no bind may take it for the old bitstream.
+        deployable.bitstream_id = None
+        deployable.save(context)
     LOG.info('Programming %(name)s on host %(host)s with %(bitstream)s',
              {'name': deployable.name, 'host': device.hostname,
               'bitstream': bitstream})

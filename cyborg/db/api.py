@@ -29,6 +29,7 @@ the conductor writes through objects, and the API reads through them.
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
 from oslo_db.sqlalchemy import utils as sqlalchemyutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -40,20 +41,78 @@ from cyborg.i18n import _
 main_context_manager = enginefacade.transaction_context()
 
 
-def begin_immediate_on_sqlite_files(engine):
-    """Have every transaction on an SQLite file take the write lock first.
+def _sqlite_file(url):
+    """Whether SQLAlchemy ``url`` names an SQLite file (not memory)."""
+    url = sa.engine.make_url(url)
+    return url.get_backend_name() == 'sqlite' and url.database not in (
+        None, '', ':memory:')
+
+
+def _read_only(url):
+    """The read-only connection URL of the SQLite file at ``url``."""
+    url = sa.engine.make_url(url)
+    return url.set(database='file:%s' % url.database,
+                   query=dict(url.query, mode='ro', uri='true'))
+
+
+def tune_sqlite_files(engine):
+    """Tune an SQLite file for several threads and processes at once.
+
+    Every connection uses the write-ahead log (``journal_mode=WAL``):
+    readers never wait for a writer, nor a writer for readers. Its commits
+    are synced at checkpoints (``synchronous=NORMAL``) unless
+    ``[database] sqlite_synchronous = false`` turned syncing off: a power
+    loss may undo the last commits, never corrupt the file.
 
     oslo.db begins SQLite transactions with a plain, deferred ``BEGIN``. A
     transaction that reads and then writes while another connection holds
     the write lock fails at once with "database is locked": SQLite does not
     wait, as the other writer is itself waiting for this reader to finish.
-    With ``BEGIN IMMEDIATE`` transactions queue for the lock instead, within
-    the driver's busy timeout. It matters where the conductor's threads
-    write at once to an SQLite file (``cyborg-all-in-one``, the quickstart);
-    in-memory databases and other engines are left as they are.
+    With ``BEGIN IMMEDIATE`` writing transactions queue for the lock
+    instead, within the driver's busy timeout. It matters where the
+    conductor's threads write at once to an SQLite file
+    (``cyborg-all-in-one``, the quickstart). Read-only transactions run on
+    read-only connections (see :func:`configure`) and keep the plain
+    ``BEGIN``: they take no lock.
+
+    oslo.db opens a new connection for every transaction on an SQLite
+    file; here up to 16 connections are kept open between transactions
+    (each serves one thread at a time), which spares opening the file and
+    reading its schema every time. In-memory databases and other engines
+    are left as they are.
     """
-    if engine.dialect.name != 'sqlite' or engine.url.database in (
-            None, '', ':memory:'):
+    if not _sqlite_file(engine.url):
+        return
+    read_only = engine.url.query.get('mode') == 'ro'
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _shared_by_threads(dialect, record, cargs, cparams):
+        # The pool hands a connection to one thread at a time.
+        cparams['check_same_thread'] = False
+
+    @sa.event.listens_for(engine, 'connect')
+    def _write_ahead_log(dbapi_connection, record):
+        if read_only:
+            return  # the writers' connections have set the file up
+        dbapi_connection.execute('PRAGMA journal_mode=WAL')
+        if dbapi_connection.execute('PRAGMA synchronous').fetchone()[0]:
+            dbapi_connection.execute('PRAGMA synchronous=NORMAL')
+
+    opener = engine.pool
+
+    def _connect():
+        # A connection set up by oslo.db's pool and its listeners, then
+        # handed over to the pool that keeps it.
+        connection = opener.connect()
+        connection.detach()
+        return connection.dbapi_connection
+
+    # As many as a process has threads at work; more are opened (and
+    # closed) when needed, never waited for.
+    engine.pool = sa.pool.QueuePool(_connect, pool_size=16, max_overflow=-1,
+                                    dialect=engine.dialect)
+
+    if read_only:
         return
 
     @sa.event.listens_for(engine, 'begin')
@@ -65,12 +124,44 @@ def begin_immediate_on_sqlite_files(engine):
         connection.exec_driver_sql('BEGIN IMMEDIATE')
 
 
-main_context_manager.append_on_engine_create(begin_immediate_on_sqlite_files)
+main_context_manager.append_on_engine_create(tune_sqlite_files)
+
+
+def facade_options(database):
+    """The engine facade's options for ``[database]`` settings.
+
+    On an SQLite file without ``slave_connection``, read-only transactions
+    (``@main_context_manager.reader``) use read-only connections to the
+    same file, which never take its write lock.
+
+    :param database: option names and values, as ``[database]`` has them.
+    """
+    options = dict(database)
+    if (options.get('connection') and _sqlite_file(options['connection'])
+            and not options.get('slave_connection')):
+        options['slave_connection'] = _read_only(
+            options['connection']).render_as_string(hide_password=False)
+        options['synchronous_reader'] = False
+    return options
+
+
+@exc_filters.filters('postgresql', sa.exc.OperationalError,
+                     r'.*connection to server .*failed')
+def _postgresql_connect_failed(error, match, engine_name, is_disconnect):
+    """A failed connect to PostgreSQL raises DBConnectionError.
+
+    oslo.db knows libpq's older wording ("could not connect to server");
+    libpq 14 and later say "connection to server at ... failed", which
+    oslo.db would pass on as a bare OperationalError: the API would answer
+    500 instead of 503, and a service starting before its database would
+    not wait for it ([database] max_retries).
+    """
+    raise db_exc.DBConnectionError(error)
 
 
 def configure(conf):
     """Point the engine facade at ``[database]`` of ``conf``."""
-    main_context_manager.configure(**dict(conf.database.items()))
+    main_context_manager.configure(**facade_options(conf.database.items()))
 
 
 def get_engine():

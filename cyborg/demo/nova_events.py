@@ -14,8 +14,9 @@
 Cyborg's conductor tells Nova that an instance's accelerator requests
 are bound with ``POST /os-server-external-events``. This receiver answers
 that call as Nova does and keeps what it received, for the boot simulator
-and for tests. Per event it answers ``200``, or ``422`` for an instance it
-was told is not on a host yet (:meth:`EventReceiver.not_on_host`), and the
+and for tests. Per event it answers ``200``, ``422`` for an instance it
+was told is not on a host yet (:meth:`EventReceiver.not_on_host`) or
+``404`` for one it was told is gone (:meth:`EventReceiver.gone`), and the
 whole call ``200`` when every event was accepted, ``207`` when some were
 not and ``404`` when none was.
 
@@ -37,6 +38,7 @@ class EventReceiver(server.LoopbackServer):
     def __init__(self, host='127.0.0.1', port=0):
         self.events = []
         self._waiting = set()
+        self._gone = set()
         self._cond = threading.Condition()
         super().__init__(self, host, port, threads=4,
                          name='nova-events')
@@ -45,6 +47,11 @@ class EventReceiver(server.LoopbackServer):
         """Answer 422 for the instance's events: it has no host yet."""
         with self._cond:
             self._waiting.add(instance_uuid)
+
+    def gone(self, instance_uuid):
+        """Answer 404 for the instance's events: it was deleted."""
+        with self._cond:
+            self._gone.add(instance_uuid)
 
     def for_instance(self, instance_uuid):
         """The events received for one instance, oldest first."""
@@ -74,8 +81,9 @@ class EventReceiver(server.LoopbackServer):
         answered = []
         with self._cond:
             for event in body.get('events', []):
-                code = (422 if event.get('server_uuid') in self._waiting
-                        else 200)
+                server = event.get('server_uuid')
+                code = (404 if server in self._gone else
+                        422 if server in self._waiting else 200)
                 answered.append(dict(event, code=code))
                 if code == 200:
                     self.events.append(dict(event))

@@ -261,7 +261,6 @@ class Quickstart(quickstart_demo.Demo):
                                     else 'noauth'),
             'host_ip = 127.0.0.1',
             'port = %d' % self.ports['api'],
-            'api_workers = 1',
             '', '[conductor]',
             'workers = 1',
             '', '[agent]',

@@ -159,8 +159,12 @@ class FpgaDriver(base.Driver):
                 raise exception.BitstreamRejected(
                     image=image['id'], deployable=region.deployable_name,
                     reason=_('its topology is invalid: %s') % e)
-        run_tool(self.command(region, bitstream_path, image),
-                 region.deployable_name)
+        command = self.command(region, bitstream_path, image)
+        with self._lock:
+            # Whatever the tool does, the region no longer holds the old
+            # image: reports say so until it is done.
+            self._loaded.pop(region.deployable_name, None)
+        run_tool(command, region.deployable_name)
         with self._lock:
             self._loaded[region.deployable_name] = Loaded(
                 image['id'], base.image_function_id(image), topology)

@@ -15,10 +15,19 @@ Objects are data plus persistence: they read and write the database through
 :mod:`cyborg.db` and never make RPC or HTTP calls.
 """
 
+import datetime
+import functools
+
 from oslo_versionedobjects import base as ovo_base
 
 from cyborg.db import api as db_api
 from cyborg.objects import fields
+
+
+#: Field types whose values read from the database need no coercion.
+_AS_STORED = frozenset((fields.BooleanField, fields.IntegerField,
+                        fields.StringField, fields.UUIDField))
+_UTC, _COERCE = 'utc', 'coerce'
 
 
 class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -48,11 +57,41 @@ class StoredObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
     _derived_fields = ()
 
     @classmethod
+    @functools.lru_cache(maxsize=None)
+    def _column_fields(cls):
+        """(name, how to load it) of the fields read from columns.
+
+        A list of many rows is loaded field by field, so the values that
+        the database already gives in the field's type skip
+        oslo.versionedobjects' coercion (``None``); naive datetimes get
+        their UTC zone as that coercion would give it (``_UTC``); the
+        rest are set as attributes, coerced (``_COERCE``).
+        """
+        plan = []
+        for name, field in cls.fields.items():
+            if name in cls._derived_fields:
+                continue
+            if type(field) in _AS_STORED:
+                how = None
+            elif type(field) is fields.DateTimeField:
+                how = _UTC
+            else:
+                how = _COERCE
+            plan.append((name, ovo_base._get_attrname(name), field.nullable,
+                         how))
+        return tuple(plan)
+
+    @classmethod
     def _from_db_object(cls, context, db_row, obj=None):
         obj = obj or cls(context)
-        for name in obj.fields:
-            if name not in obj._derived_fields:
-                setattr(obj, name, getattr(db_row, name))
+        for name, attrname, nullable, how in cls._column_fields():
+            value = getattr(db_row, name)
+            if how is _COERCE or (value is None and not nullable):
+                setattr(obj, name, value)
+                continue
+            if how is _UTC and value is not None and value.tzinfo is None:
+                value = value.replace(tzinfo=datetime.timezone.utc)
+            setattr(obj, attrname, value)
         obj._context = context
         obj.obj_reset_changes()
         return obj

@@ -53,6 +53,7 @@ from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import base as objects_base
 from cyborg import privsep
+from cyborg.tests import functional
 
 CONF = cyborg.conf.CONF
 
@@ -251,6 +252,7 @@ class Placement(fixtures.Fixture):
     serves it on a port of its own, stopped at cleanup (a server left
     running would keep the test process from exiting). ``url`` is where
     it listens; ``conf`` is the keystoneauth configuration to reach it.
+    :meth:`stop` and :meth:`start` take it away and bring it back.
 
     Given ``keystone`` (a :class:`cyborg.demo.keystone.Keystone`), the
     same database is served behind keystonemiddleware instead of noauth2,
@@ -276,11 +278,12 @@ class Placement(fixtures.Fixture):
         return cls._apps[keystone]
 
     def _setUp(self):
-        server = demo_server.LoopbackServer(
-            self.app(self.keystone), threads=placement_server.THREADS,
-            name='placement').start()
-        self.addCleanup(server.stop)
-        self.url = server.url
+        self._server = None
+        # A port of its own from the start: cheroot allows the address to
+        # be reused, after stop(), only on a port that was asked for.
+        self._serve(functional.free_ports(1)[0])
+        self.addCleanup(self.stop)
+        self.url = self._server.url
         self.hostname = 'host-' + uuidutils.generate_uuid()
         if self.keystone is None:
             self.conf = use_admin_token(self, 'placement', self.url,
@@ -290,6 +293,21 @@ class Placement(fixtures.Fixture):
             self.conf = use_auth(self, 'placement', 'password',
                                  region_name=keystone_server.REGION,
                                  **self.keystone.credentials('cyborg'))
+
+    def _serve(self, port):
+        self._server = demo_server.LoopbackServer(
+            self.app(self.keystone), port=port,
+            threads=placement_server.THREADS, name='placement').start()
+
+    def stop(self):
+        """Stop serving, as when Placement goes down; its data stays."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def start(self):
+        """Serve again, on the port of :attr:`url`."""
+        self._serve(int(self.url.rsplit(':', 1)[1]))
 
     def adapter(self):
         """A keystoneauth adapter for checking Placement directly.

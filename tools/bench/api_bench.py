@@ -95,12 +95,13 @@ def _seed(ctx, total):
 class _SQLCounter:
     """Counts the statements each request thread runs."""
 
-    def __init__(self, engine, app):
+    def __init__(self, engines, app):
         from sqlalchemy import event
 
         self.app = app
         self.local = threading.local()
-        event.listen(engine, 'before_cursor_execute', self._count)
+        for engine in engines:
+            event.listen(engine, 'before_cursor_execute', self._count)
 
     def _count(self, *args):
         self.local.count = getattr(self.local, 'count', 0) + 1
@@ -152,7 +153,10 @@ def _serve(database, transport_url, ready, arqs):
                                  executor=futurist.SynchronousExecutor()),
         rpcapi.TOPIC, objects_base.CyborgObjectSerializer(), host='bench')
     conductor.start()
-    server = api_cmd.make_server(conf, _SQLCounter(engine, app.setup_app()))
+    # Read-only transactions have an engine of their own on SQLite files.
+    engines = {engine, db_api.main_context_manager.reader.get_engine()}
+    server = api_cmd.make_server(conf, _SQLCounter(engines,
+                                                   app.setup_app()))
     server.prepare()
     ready.send(server.bind_addr[1])
     server.serve()

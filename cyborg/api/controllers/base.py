@@ -18,6 +18,7 @@ attributes are declared. Requests are validated with JSON Schema
 """
 
 import datetime
+import functools
 import inspect
 from urllib import parse
 
@@ -25,7 +26,6 @@ import pecan
 from pecan import rest
 import webob
 from webob import exc
-from wsme.rest import json as wsme_json
 from wsme import types as wtypes
 
 from cyborg.api import microversion
@@ -52,14 +52,17 @@ class Link(wtypes.Base):
     rel = wtypes.text
 
 
-def links(collection, uuid, bookmark=False):
-    """The ``self`` link (and the unversioned ``bookmark``) of a resource."""
-    url = base_url()
-    result = [Link(href='%s/v2/%s/%s' % (url, collection, uuid),
-                   rel='self')]
+def links(collection, uuid, bookmark=False, url=None):
+    """The ``self`` link (and the unversioned ``bookmark``) of a resource.
+
+    ``url`` is :func:`base_url`, when the caller has it already.
+    """
+    url = url or base_url()
+    result = [{'href': '%s/v2/%s/%s' % (url, collection, uuid),
+               'rel': 'self'}]
     if bookmark:
-        result.append(Link(href='%s/%s/%s' % (url, collection, uuid),
-                           rel='bookmark'))
+        result.append({'href': '%s/%s/%s' % (url, collection, uuid),
+                       'rel': 'bookmark'})
     return result
 
 
@@ -67,6 +70,34 @@ def links(collection, uuid, bookmark=False):
 Timestamp = datetime.datetime
 StringDict = wtypes.DictType(wtypes.text, wtypes.text)
 ListOfStringDicts = wtypes.ArrayType(StringDict)
+
+
+def _same(value):
+    return value
+
+
+def _to_json(datatype):
+    """A function turning a value of WSME ``datatype`` into JSON data.
+
+    It gives what WSME's ``tojson`` gives for the types the resources
+    declare, without its per-value dispatch: this runs for every field
+    of every item of a list.
+    """
+    if isinstance(datatype, wtypes.ArrayType):
+        item = _to_json(datatype.item_type) or _same
+        return lambda value: (None if value is None
+                              else [item(v) for v in value])
+    if isinstance(datatype, wtypes.DictType):
+        key = _to_json(datatype.key_type) or _same
+        val = _to_json(datatype.value_type) or _same
+        return lambda value: (None if value is None else
+                              {key(k): val(v) for k, v in value.items()})
+    if datatype is datetime.datetime:
+        return lambda value: None if value is None else value.isoformat()
+    if wtypes.iscomplex(datatype) or datatype not in (
+            wtypes.text, str, int, bool):
+        raise TypeError('no JSON rendering for %r' % (datatype,))
+    return None  # already JSON data
 
 
 class Resource(wtypes.Base):
@@ -84,23 +115,31 @@ class Resource(wtypes.Base):
     _since = {}
 
     @classmethod
-    def field_names(cls, version):
-        """Fields copied from the object at ``version`` (not links)."""
-        return [attr.key for attr in wtypes.list_attributes(cls)
-                if attr.key != 'links' and
-                version >= cls._since.get(attr.key, version)]
+    @functools.lru_cache(maxsize=None)
+    def _fields(cls, version):
+        """(name, to JSON or None) of the fields shown at ``version``."""
+        return tuple((attr.key, None if attr.key == 'links'
+                      else _to_json(attr.datatype))
+                     for attr in wtypes.list_attributes(cls)
+                     if version >= cls._since.get(attr.key, version))
 
     @classmethod
-    def render(cls, obj, version, **extra):
+    def render(cls, obj, version, url=None, **extra):
         """The JSON-ready dict of ``obj`` at ``version``.
 
-        ``extra`` gives the fields that are not the object's own.
+        ``extra`` gives the fields that are not the object's own; ``url``
+        is :func:`base_url`, when the caller has it already.
         """
-        values = {name: obj[name] for name in cls.field_names(version)
-                  if name not in extra}
-        values.update(extra)
-        values['links'] = links(cls._collection, obj.uuid, cls._bookmark)
-        return wsme_json.tojson(cls, cls(**values))
+        body = {}
+        for name, to_json in cls._fields(version):
+            if name == 'links':
+                value = links(cls._collection, obj.uuid, cls._bookmark, url)
+            else:
+                value = extra[name] if name in extra else obj[name]
+                if to_json is not None:
+                    value = to_json(value)
+            body[name] = value
+        return body
 
 
 def empty(status):
@@ -151,7 +190,8 @@ def collection(key, resource, objects, params, page, render=None):
     by one does not do.
     """
     if render is None:
-        items = [resource.render(obj, version()) for obj in objects]
+        url = base_url()
+        items = [resource.render(obj, version(), url) for obj in objects]
     else:
         items = render(objects)
     body = {key: items}
@@ -249,7 +289,9 @@ class CollectionController(rest.RestController):
         return self.object_class.get_by_uuid(ctx, ident.lower())
 
     def _render(self, ctx, objects):
-        return [self.resource.render(obj, version()) for obj in objects]
+        url = base_url()
+        return [self.resource.render(obj, version(), url)
+                for obj in objects]
 
     @pecan.expose('json')
     def get_all(self):

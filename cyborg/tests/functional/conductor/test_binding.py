@@ -346,6 +346,23 @@ class TestProgramming(BindTestCase):
         self.assertEqual(states.BIND_FAILED, self._get(arq).state)
         self.assertEqual(set(), self._in_use())
 
+    def test_region_holds_no_known_bitstream_while_programming(self):
+        # The region held another bitstream; the agent dies programming.
+        db_api.update(self.ctx, 'deployable', self.deployable.uuid,
+                      {'bitstream_id': uuidutils.generate_uuid()})
+        held = []
+        self.agent.hooks['program'] = lambda **kw: held.append(db_api.get(
+            self.ctx, 'deployable', self.deployable.uuid).bitstream_id)
+        self.agent.failures['program'] = messaging.MessagingTimeout('gone')
+        arq = self._arqs({'resources:FPGA': '1',
+                          'accel:bitstream_id': BITSTREAM})[0]
+        self._bind([arq])
+        self.assertEqual([None], held)
+        self.assertEqual(states.BIND_FAILED, self._get(arq).state)
+        # No later bind takes the region for what it held before.
+        self.assertIsNone(db_api.get(self.ctx, 'deployable',
+                                     self.deployable.uuid).bitstream_id)
+
 
 class TestComputeNodeName(BindTestCase):
     """Nova names the host by its compute node, here an FQDN."""
@@ -548,6 +565,19 @@ class TestNovaEvents(BindTestCase):
         self.assertEqual([], self.nova.for_instance(instance))
         self.assertNotIn('ERROR', self.log.output)
         self.assertIn('code 422', self.log.output)
+
+    def test_instance_gone_ends_its_event(self):
+        # Nova answers 404 for a deleted instance: nothing waits for the
+        # event, which is not sent again.
+        front = self._front(0)
+        instance = uuidutils.generate_uuid()
+        self.nova.gone(instance)
+        arq = self._arqs({'resources:FPGA': '1'})[0]
+        self._bind([arq], instance=instance)
+        self.assertEqual(states.BOUND, self._get(arq).state)
+        self.assertEqual((1, []), (front.posts, self._pending()))
+        self.assertEqual([], self.nova.for_instance(instance))
+        self.assertIn('code 404', self.log.output)
 
     def _pending(self):
         """(ARQ uuid, attempts) of the events not delivered yet."""

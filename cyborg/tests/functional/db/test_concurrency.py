@@ -58,18 +58,24 @@ class PostgreSQLFixture(_CyborgSchema,
 
 
 class SQLiteFileFixture(fixtures.Fixture):
-    """A migrated SQLite file behind cyborg.db.api, set up as its own."""
+    """A migrated SQLite file behind cyborg.db.api, set up as its own.
+
+    It is set up as :func:`cyborg.db.api.configure` sets up a file.
+    """
 
     def _setUp(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'cyborg.sqlite')
         facade = enginefacade.transaction_context()
-        facade.configure(connection='sqlite:///' + path)
-        facade.append_on_engine_create(db_api.begin_immediate_on_sqlite_files)
+        facade.configure(**db_api.facade_options(
+            {'connection': 'sqlite:///' + path}))
+        facade.append_on_engine_create(db_api.tune_sqlite_files)
         migration.upgrade('head', engine=facade.writer.get_engine())
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
             db_api.main_context_manager, facade))
         self.addCleanup(facade.writer.get_engine().dispose)
+        self.addCleanup(facade.reader.get_engine().dispose)
+        self.path = path
 
 
 class _Concurrency:

@@ -85,6 +85,7 @@ class TestProgram(base.TestCase):
             host='host1')
         agent.start()
         self.addCleanup(agent.stop)
+        self.tracker = agent.tracker
         self.conductor.wait_for_reports(1)
         self.api = rpcapi.AgentAPI()
 
@@ -256,6 +257,19 @@ class TestProgram(base.TestCase):
                                   bitstream_id=image['id'])
         self.assertIn('no port', str(error))
         self.assertEqual([], os.listdir(self.downloads))
+
+    def test_failed_programming_forgets_the_loaded_image(self):
+        image = _fpga_image(self.glance)
+        self._program(bitstream_id=image['id'])
+        failing = self.useFixture(cyborg_fixtures.StandInTool(
+            'fpgaconf', 'sys.exit(3)'))
+        self.conf.config(fpgaconf_path=failing.path, group='fpga')
+        self.assertRaises(exception.ProgrammingFailed, self._program,
+                          bitstream_id=_fpga_image(self.glance)['id'])
+        # Nobody knows what the region holds after a tool was run on it.
+        self.tracker.report(force=True)
+        dep = self._deployable(self.conductor.reports[-1], PAC)
+        self.assertIsNone(dep.bitstream_id)
 
     def test_xilinx_with_the_function_from_the_image(self):
         image = _fpga_image(self.glance, vendor='xilinx', board='u250',

@@ -11,6 +11,8 @@
 # under the License.
 """The resource tracker against a stand-in conductor on fake://."""
 
+import fixtures as fixtures_lib
+
 from cyborg.agent import resource_tracker
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.drivers import base as drivers_base
@@ -105,6 +107,29 @@ class TestResourceTracker(base.TestCase):
         self.tracker.trigger()
         reports = self.conductor.wait_for_reports(2)
         self.assertEqual(3, len(reports[-1].devices))
+
+    def test_busy_host_is_reported_again_next_pass(self):
+        # A conductor reconciling the host refuses the report: a warning,
+        # no traceback, and the next pass sends it.
+        log = self.useFixture(fixtures_lib.FakeLogger(
+            name=resource_tracker.__name__))
+        record = self.conductor.report_host
+        refused = []
+
+        def busy_once(context, host_report):
+            if not refused:
+                refused.append(host_report)
+                raise exception.HostLeaseHeld(host='host1', owner='c1')
+            record(context, host_report)
+        self.conductor.report_host = busy_once
+        self.conf.config(report_interval=1, group='agent')
+        self.tracker.start()
+        self.addCleanup(self.tracker.stop)
+        self.conductor.wait_for_reports(1)
+        self.assertIn('Device report not taken; the next pass is in 1 '
+                      'seconds: Host host1 is being reconciled by c1',
+                      log.output)
+        self.assertNotIn('Traceback', log.output)
 
 
 class TestCheck(base.TestCase):

@@ -11,6 +11,8 @@
 # under the License.
 """The agent's RPC client and manager stay in step."""
 
+from unittest import mock
+
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
 from cyborg import exception
@@ -33,3 +35,17 @@ class TestAgentRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
             exception.ServiceUnavailable, agent.program, self.context,
             'host9', 'region', bitstream_id='b', timeout=0.1)
         self.assertIn('host9', str(error))
+
+    def test_program_asks_for_heartbeats(self):
+        # A long call: an agent that dies in it is noticed within
+        # rpc_response_timeout, not at the end of the call's timeout.
+        self.useFixture(fixtures.RPC())
+        agent = rpcapi.AgentAPI()
+        self.conf.config(rpc_response_timeout=7)
+        with mock.patch.object(agent.client, 'prepare',
+                               wraps=agent.client.prepare) as prepare:
+            self.assertRaises(exception.ServiceUnavailable, agent.program,
+                              self.context, 'host9', 'region',
+                              bitstream_id='b', timeout=0.1)
+        self.assertEqual(7, prepare.call_args.kwargs['call_monitor_timeout'])
+        self.assertEqual(0.1, prepare.call_args.kwargs['timeout'])

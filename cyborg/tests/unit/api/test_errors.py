@@ -13,6 +13,7 @@
 
 import json
 
+from oslo_db import exception as db_exc
 import webob
 
 from cyborg.api import errors
@@ -43,7 +44,8 @@ class TestStatus(base.TestCase):
     def test_every_family_is_mapped(self):
         # A new direct subclass of CyborgException needs a row.
         families = exception.CyborgException.__subclasses__()
-        mapped = {family for family, _status in errors.STATUS_BY_FAMILY}
+        mapped = {family for family, _status in errors.STATUS_BY_FAMILY
+                  if issubclass(family, exception.CyborgException)}
         self.assertEqual(set(families), mapped)
 
 
@@ -64,6 +66,14 @@ class TestBody(base.TestCase):
         self.assertEqual(502, response.status_int)
         self.assertIn('fpgaconf exited with 1',
                       _fault(response.body)['faultstring'])
+
+    def test_database_unreachable_is_unavailable(self):
+        response = errors.response_for(db_exc.DBConnectionError(
+            'connection to server at "db.example" failed'))
+        self.assertEqual(503, response.status_int)
+        fault = _fault(response.body)
+        self.assertEqual('Server', fault['faultcode'])
+        self.assertEqual(errors.DATABASE_UNAVAILABLE, fault['faultstring'])
 
     def test_server_error_hides_details(self):
         response = errors.response_for(RuntimeError('secret detail'))

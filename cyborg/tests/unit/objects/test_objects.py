@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 from oslo_versionedobjects import fixture
 
 from cyborg.common import rpc
+from cyborg.db import api as db_api
 from cyborg import exception
 from cyborg.objects import accelerator_request
 from cyborg.objects import base as objects_base
@@ -113,6 +114,31 @@ class TestPersistence(base.TestCase):
         got.destroy(self.admin_context)
         self.assertEqual([], device_profile.DeviceProfile.list(
             self.admin_context))
+
+    def test_rows_load_as_coerced(self):
+        """Objects read from rows hold what coercion would have given."""
+        profile = db_utils.create_profile(self.admin_context)
+        _, dep, handles = db_utils.create_device_tree(self.admin_context)
+        db_utils.create_arqs(self.admin_context, profile)
+        classes = [(device_profile.DeviceProfile, 'device_profile'),
+                   (deployable.Deployable, 'deployable'),
+                   (device.Device, 'device'),
+                   (accelerator_request.AcceleratorRequest,
+                    'accelerator_request')]
+        for cls, noun in classes:
+            for row in db_api.get_all(self.admin_context, noun):
+                loaded = cls._from_db_object(self.admin_context, row)
+                coerced = cls(self.admin_context)
+                for name in cls.fields:
+                    if name not in cls._derived_fields:
+                        setattr(coerced, name, getattr(row, name))
+                coerced.obj_reset_changes()
+                for name in cls.fields:
+                    if coerced.obj_attr_is_set(name):
+                        self.assertEqual(
+                            (type(coerced[name]), coerced[name]),
+                            (type(loaded[name]), loaded[name]), name)
+                self.assertIsNotNone(loaded.created_at.tzinfo)
 
     def test_device_list_filters(self):
         db_utils.create_device_tree(self.admin_context, hostname='a')

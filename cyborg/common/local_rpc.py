@@ -1,0 +1,116 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The ``fake://`` transport, with servers woken as messages arrive.
+
+oslo.messaging's fake driver passes messages through in-process queues,
+but its servers look at their queues every 50 ms: each call waited 25 ms
+on average for a server that has nothing else to do, which bounded the
+all-in-one process (``cyborg-all-in-one``, ``cyborg-api`` on
+``fake://``) to a few dozen writes a second. Here a server waits on a
+condition that every delivery signals, and so takes a message as soon
+as it is queued. Messages are still serialised as the fake driver does,
+so what works here works on RabbitMQ.
+"""
+
+import threading
+import time
+
+import oslo_messaging as messaging
+from oslo_messaging._drivers import base
+from oslo_messaging._drivers import impl_fake
+from oslo_messaging import transport
+
+# Signalled whenever a message is queued on any exchange of the process.
+_ARRIVED = threading.Condition()
+
+# The longest a server sleeps between looks at its queues: a safety net,
+# every delivery wakes it earlier.
+_NAP = 1.0
+
+
+class _Exchange(impl_fake.FakeExchange):
+
+    def deliver_message(self, *args, **kwargs):
+        super().deliver_message(*args, **kwargs)
+        with _ARRIVED:
+            _ARRIVED.notify_all()
+
+
+class _ExchangeManager(impl_fake.FakeExchangeManager):
+    # The process's exchanges, apart from those of the plain fake driver.
+    _exchanges_lock = threading.Lock()
+    _exchanges = {}
+
+    def get_exchange(self, name):
+        if name is None:
+            name = self._default_exchange
+        with self._exchanges_lock:
+            return self._exchanges.setdefault(name, _Exchange(name))
+
+
+class _Listener(impl_fake.FakeListener):
+
+    @base.batch_poll_helper
+    def poll(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with _ARRIVED:
+            while not self._stopped.is_set():
+                for target in self._targets:
+                    exchange = self._exchange_manager.get_exchange(
+                        target.exchange)
+                    ctxt, message, reply_q, requeue = exchange.poll(
+                        target, self._pool)
+                    if message is not None:
+                        return impl_fake.FakeIncomingMessage(
+                            ctxt, message, reply_q, requeue)
+                nap = _NAP
+                if deadline is not None:
+                    nap = min(nap, deadline - time.monotonic())
+                    if nap <= 0:
+                        return None
+                _ARRIVED.wait(nap)
+        return None
+
+    def stop(self):
+        super().stop()
+        with _ARRIVED:
+            _ARRIVED.notify_all()
+
+
+class _Driver(impl_fake.FakeDriver):
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._exchange_manager = _ExchangeManager(self._default_exchange)
+
+    def listen(self, target, batch_size, batch_timeout):
+        # A server listens on its own queue and on its topic's.
+        exchange = target.exchange or self._default_exchange
+        targets = [
+            messaging.Target(topic=target.topic, server=server,
+                             exchange=exchange)
+            for server in (target.server, None)]
+        return base.PollStyleListenerAdapter(
+            _Listener(self._exchange_manager, targets), batch_size,
+            batch_timeout)
+
+
+def get_rpc_transport(conf, url, allowed_remote_exmods):
+    """An RPC transport over this process's queues (for ``fake://``).
+
+    ``conf`` has oslo.messaging's transport options registered (by
+    ``oslo_messaging.get_rpc_transport``).
+    """
+    return transport.RPCTransport(_Driver(
+        conf, messaging.TransportURL.parse(conf, url),
+        default_exchange=conf.control_exchange,
+        allowed_remote_exmods=allowed_remote_exmods))

@@ -1,0 +1,70 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""fake:// servers take a message when it is sent, not at their next look."""
+
+import threading
+
+import oslo_messaging as messaging
+
+from cyborg.common import local_rpc
+from cyborg.common import rpc
+from cyborg.tests import base
+
+
+class _Endpoint:
+
+    target = messaging.Target(version='1.0')
+
+    def __init__(self):
+        self.cast = threading.Event()
+
+    def echo(self, context, value):
+        return value
+
+    def note(self, context):
+        self.cast.set()
+
+
+class LocalRPCTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # A server that only looked at its queues now and then would not
+        # answer within the tests' timeouts.
+        self.patch(local_rpc, '_NAP', 3600)
+        rpc.init(self.conf.conf, url='fake://')
+        self.addCleanup(rpc.cleanup)
+        self.endpoint = _Endpoint()
+        target = messaging.Target(topic='local-rpc-test', server='host1')
+        server = rpc.get_server(target, [self.endpoint],
+                                messaging.NoOpSerializer())
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.client = rpc.get_client(
+            messaging.Target(topic='local-rpc-test', version='1.0'),
+            messaging.NoOpSerializer())
+
+    def test_call_is_answered_at_once(self):
+        for value in range(5):
+            self.assertEqual(value, self.client.prepare(timeout=10).call(
+                self.context, 'echo', value=value))
+
+    def test_cast_is_taken_at_once(self):
+        self.client.cast(self.context, 'note')
+        self.assertTrue(self.endpoint.cast.wait(10))
+
+    def test_servers_stop(self):
+        # The cleanups stop and wait for the server: a listener asleep
+        # for _NAP would keep them waiting.
+        self.assertEqual('x', self.client.prepare(timeout=10).call(
+            self.context, 'echo', value='x'))
