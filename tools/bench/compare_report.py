@@ -79,7 +79,8 @@ def _cell(figures):
     text = '%s (%s / %s)' % (_fmt(figures['rps']), _fmt(figures['p50']),
                              _fmt(figures['p99']))
     if figures.get('errors'):
-        text += ', %d errors' % figures['errors']
+        text += ', %d error%s' % (figures['errors'],
+                                  's' if figures['errors'] > 1 else '')
     return text
 
 
