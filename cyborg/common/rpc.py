@@ -20,6 +20,7 @@ import functools
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
+from cyborg.common import fake_transport
 from cyborg.conf import opts
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -39,6 +40,8 @@ def init(conf, url=None):
     # not as a generic RemoteError.
     TRANSPORT = messaging.get_rpc_transport(
         conf, url=url, allowed_remote_exmods=[exception.__name__])
+    if messaging.TransportURL.parse(conf, url).transport == 'fake':
+        fake_transport.prompt()
 
 
 def cleanup():
