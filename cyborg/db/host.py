@@ -105,7 +105,8 @@ def lease_release(context, hostname, owner):
 
 @api.retry_on_deadlock
 @main_context_manager.writer
-def set_compute_rp(context, hostname, rp_uuid):
-    """Record the uuid of the host's compute node resource provider."""
-    _write(context, hostname, {'compute_rp_uuid': rp_uuid})
+def set_compute_rp(context, hostname, rp_uuid, rp_name=None):
+    """Record the uuid and name of the host's compute node provider."""
+    _write(context, hostname, {'compute_rp_uuid': rp_uuid,
+                               'compute_rp_name': rp_name})
     return get(context, hostname)
