@@ -138,3 +138,18 @@ def set_compute_rp(context, hostname, rp_uuid):
 def _set_compute_rp(context, hostname, rp_uuid):
     _write(context, hostname, {'compute_rp_uuid': rp_uuid})
     return get(context, hostname)
+
+
+@main_context_manager.reader
+def get_placement_digest(context, hostname):
+    """The host's Placement digest; None for an unknown host."""
+    return context.session.query(models.Host.placement_digest).filter_by(
+        hostname=hostname).scalar()
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def set_placement_digest(context, hostname, digest):
+    """Record the host's Placement digest (None: unknown)."""
+    context.session.query(models.Host).filter_by(hostname=hostname).update(
+        {'placement_digest': digest}, synchronize_session=False)
