@@ -66,7 +66,8 @@ def rabbitmqctl(*args):
 def fresh_database(url, schema=True):
     """Drop and create the database of ``url``; build Cyborg's schema."""
     url = sa.engine.make_url(url)
-    server = 'postgres' if url.get_backend_name() == 'postgresql' else None
+    # A database every server has, to connect to while dropping this one.
+    server = 'postgres' if url.get_backend_name() == 'postgresql' else 'mysql'
     admin = sa.create_engine(url.set(database=server),
                              isolation_level='AUTOCOMMIT')
     with admin.connect() as conn:
