@@ -91,6 +91,20 @@ def cpu_seconds(procs):
     return total
 
 
+def stop(procs):
+    """Stop the conductors: SIGTERM, then SIGKILL to those still there."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                child.kill()
+            proc.kill()
+            proc.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
@@ -183,9 +197,7 @@ def main():
         if rounds['unchanged_reports']['placement_writes']:
             sys.exit('unchanged reports wrote to Placement')
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(60)
+        stop(procs)
         server.stop()
         rpc.cleanup()
         rabbitmqctl('delete_vhost', vhost)
