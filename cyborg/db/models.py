@@ -86,6 +86,10 @@ class Host(BASE):
     compute_rp_name = sa.Column(sa.String(255), nullable=True)
     lease_owner = sa.Column(sa.String(255), nullable=True)
     lease_expires_at = sa.Column(sa.DateTime, nullable=True)
+    #: What the last Placement sync that left nothing to do saw (see
+    #: :func:`cyborg.conductor.placement_sync.sync_host`), whichever
+    #: conductor ran it.
+    placement_digest = sa.Column(sa.String(64), nullable=True)
 
 
 class Deployable(BASE):

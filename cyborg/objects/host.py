@@ -77,6 +77,16 @@ class Host(base.StoredObject):
         return host_db.lease_release(context, hostname, owner)
 
     @staticmethod
+    def placement_digest(context, hostname):
+        """What the host's last complete Placement sync saw, or None."""
+        return host_db.get_placement_digest(context, hostname)
+
+    @staticmethod
+    def set_placement_digest(context, hostname, digest):
+        """Record what a Placement sync saw (None: sync it in full)."""
+        host_db.set_placement_digest(context, hostname, digest)
+
+    @staticmethod
     def apply_inventory(context, hostname, devices):
         """Make the host's rows equal to its agent's report.
 
