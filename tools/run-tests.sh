@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a virtualenv and run every check a change must pass: the style and
-# layer checks (pep8), the security lint (bandit), then the unit and
-# functional tests with pytest.
+# layer checks (pep8), the security lint (bandit), then the unit,
+# functional and load tests with pytest.
 #
 #   tools/run-tests.sh              everything
 #   tools/run-tests.sh -k profile   extra arguments go to pytest
@@ -62,5 +62,5 @@ if [ -n "${CI:-}" ]; then
     export CYBORG_TEST_NO_SKIP=${CYBORG_TEST_NO_SKIP:-1}
 fi
 
-echo "== unit and functional tests"
+echo "== unit, functional and load tests"
 pytest -p no:cacheprovider -ra cyborg/tests "$@"

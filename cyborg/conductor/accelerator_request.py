@@ -77,12 +77,12 @@ def start_binds(context, patch, executor):
                 allowed=', '.join(sorted(states.sources_of(target))))
     binds = {uuid: (arqs[uuid].state, values)
              for uuid, values in patch.items() if values is not None}
-    for uuid, (_state, values) in binds.items():
-        binding.check(context, arqs[uuid], values['hostname'],
-                      values['device_rp_uuid'])
+    checked = {uuid: binding.check(context, arqs[uuid], values['hostname'],
+                                   values['device_rp_uuid'])
+               for uuid, (_state, values) in binds.items()}
     if binds:
         binding.submit(context, arq_obj.AcceleratorRequest.start_binds(
-            context, binds), executor)
+            context, binds), executor, checked=checked)
     unbind_failures = []
     for uuid, values in patch.items():
         if values is None:

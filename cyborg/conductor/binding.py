@@ -11,14 +11,16 @@
 # under the License.
 """The background half of an ARQ bind, and the release of what it made.
 
-A bind of one BindStarted ARQ, in order: check again (as :func:`check` did
-before the bind started) that the resource provider is a deployable of the
-named host that can serve the ARQ's profile group; claim a free attach
-handle (a conditional UPDATE, so never one handle for two ARQs); program
-the FPGA when the group asks for a bitstream or function the deployable
-does not hold; create the mediated device of an MDEV handle; mark the ARQ
-Bound. Any failure marks it BindFailed and gives the handle back. Once
-every ARQ of an instance is resolved, Nova gets one
+A bind of one BindStarted ARQ, in order: a bind resumed after a restart,
+or one that programs, checks again (as :func:`check` did before the bind
+started) that the resource provider is a deployable of the named host
+that can serve the ARQ's profile group; claim a free attach handle (a
+conditional UPDATE, so never one handle for two ARQs); program the FPGA
+when the group asks for a bitstream or function the deployable does not
+hold; create the mediated device of an MDEV handle; mark the ARQ Bound. A
+PCI handle that needs no programming is claimed and the ARQ marked Bound
+in one transaction. Any failure marks it BindFailed and gives the handle
+back. Once every ARQ of an instance is resolved, Nova gets one
 ``accelerator-request-bound`` event per ARQ in one call.
 
 The mdev of an MDEV handle is named by the handle's uuid, which is the
@@ -76,19 +78,22 @@ def _names_host(context, name, hostname):
     Nova names the compute node, as its resource provider is named: often
     the FQDN where the agent's ``[DEFAULT] host`` is the short name. The
     provider Placement has under that name must then be the one the host's
-    agent hangs its devices under.
+    agent hangs its devices under. The agent's host recorded that
+    provider's name with its uuid at start, so only another name needs
+    Placement: the provider may have been renamed since.
     """
     if name == hostname:
         return True
     try:
-        compute_rp_uuid = host_obj.Host.get_by_hostname(
-            context, hostname).compute_rp_uuid
+        host = host_obj.Host.get_by_hostname(context, hostname)
     except exception.HostNotFound:
         return False
-    if compute_rp_uuid is None:
+    if host.compute_rp_uuid is None:
         return False
+    if name == host.compute_rp_name:
+        return True
     rp = placement.PlacementClient().get_provider_by_name(name)
-    return rp is not None and rp['uuid'] == compute_rp_uuid
+    return rp is not None and rp['uuid'] == host.compute_rp_uuid
 
 
 def _deployable(context, arq, hostname, rp_uuid):
@@ -135,8 +140,10 @@ def check(context, arq, hostname, rp_uuid):
     """Whether ``arq`` can be bound to ``rp_uuid`` on ``hostname``.
 
     Checked before a bind starts, so that the PATCH itself is refused
-    (Nova then aborts the boot at once), and again in the background,
-    where the inventory may have changed meanwhile.
+    (Nova then aborts the boot at once), and again when a conductor
+    resumes a bind, as the inventory may have changed meanwhile, or runs
+    one that programs. A bind that just started and programs nothing uses
+    what the first check found.
 
     :returns: (deployable, device, its traits).
     :raises BindRefused: no deployable has the resource provider, it is
@@ -162,13 +169,18 @@ def _remaining(arq, deadline):
     return left
 
 
-def _bind_steps(context, arq, agent, deadline, made):
+def _bind_steps(context, arq, agent, deadline, made, checked):
     _remaining(arq, deadline)
-    deployable, device, traits = check(context, arq, arq.hostname,
-                                       arq.device_rp_uuid)
+    if checked is None or programming.asked(arq.device_profile_group):
+        # What an earlier ARQ of the instance loaded counts.
+        checked = check(context, arq, arq.hostname, arq.device_rp_uuid)
+    deployable, device, traits = checked
     bitstream = programming.needed(context, arq.device_profile_group,
                                    deployable, traits)
-    arq.claim_handle(context, deployable.id)
+    # A PCI handle needing no bitstream is all: Bound as it is claimed.
+    arq.claim_handle(context, deployable.id, finish=bitstream is None)
+    if arq.state == states.BOUND:
+        return
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
     if bitstream is not None:
         programming.program(context, deployable, device, agent,
@@ -184,17 +196,19 @@ def _bind_steps(context, arq, agent, deadline, made):
     arq.update_state(context, states.BOUND, expected=[states.BIND_STARTED])
 
 
-def bind(context, arq, agent, deadline):
+def bind(context, arq, agent, deadline, checked=None):
     """Bind one BindStarted ARQ: Bound, or BindFailed with its reason logged.
 
     :param agent: an :class:`cyborg.agent.rpcapi.AgentAPI`.
     :param deadline: :func:`time.monotonic` value by which it must be done.
+    :param checked: what :func:`check` returned for this bind as it
+        started; None checks again (a resumed bind).
     :returns: the resolved ARQ, or None when it left BindStarted by other
         hands (unbound, deleted or bound elsewhere): no event is due then.
     """
     made = {}
     try:
-        _bind_steps(context, arq, agent, deadline, made)
+        _bind_steps(context, arq, agent, deadline, made, checked)
         LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
                  {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
         return arq
@@ -252,15 +266,19 @@ def _remove_mdev(context, agent, handle, quiet=False):
 
 # --- instances: binds in the background and Nova events ----------------------
 
-def bind_instance(context, arqs, deadline):
+def bind_instance(context, arqs, deadline, checked=None):
     """Bind the ARQs of one instance in turn, then have Nova told.
 
     Each bound or failed ARQ recorded its event; the senders deliver them
     (:mod:`cyborg.conductor.nova_events`).
+
+    :param checked: {ARQ uuid: what :func:`check` returned}, for binds
+        just checked; the others are checked again.
     """
     agent = agent_rpcapi.AgentAPI()
+    checked = checked or {}
     for arq in arqs:
-        bind(context, arq, agent, deadline)
+        bind(context, arq, agent, deadline, checked.get(arq.uuid))
     nova_events.due()
 
 
@@ -271,16 +289,20 @@ def _by_instance(arqs):
     return groups
 
 
-def submit(context, arqs, executor, deadline=None):
+def submit(context, arqs, executor, deadline=None, checked=None):
     """Bind BindStarted ARQs in the background, one task per instance.
 
     :param deadline: :func:`time.monotonic` value by which the binds must
         be done; ``[DEFAULT] bind_timeout`` from now by default.
+    :param checked: {ARQ uuid: what :func:`check` returned} for binds
+        checked as they started, which are not checked again; the others
+        (resumed binds) are.
     :returns: the futures of the tasks.
     """
     if deadline is None:
         deadline = time.monotonic() + CONF.bind_timeout
-    return [executor.submit(bind_instance, context, group, deadline)
+    return [executor.submit(bind_instance, context, group, deadline,
+                            checked)
             for group in _by_instance(arqs).values()]
 
 
@@ -342,6 +364,9 @@ def resume_binds(context, executor):
 
 def _mdev_of(context, arq):
     if arq.attach_handle_id is None or not arq.hostname:
+        return None
+    if arq.attach_handle_type not in ('', states.ATTACH_MDEV):
+        # A bound ARQ shows its handle's type.
         return None
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
     return handle if handle.attach_type == states.ATTACH_MDEV else None

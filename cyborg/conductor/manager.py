@@ -76,7 +76,7 @@ class ConductorManager:
     def compute_node_rp(self, context, hostname, rp_name):
         rp_uuid = placement_sync.compute_node_rp(
             placement.PlacementClient(), rp_name)
-        host_obj.Host.set_compute_rp(context, hostname, rp_uuid)
+        host_obj.Host.set_compute_rp(context, hostname, rp_uuid, rp_name)
         return rp_uuid
 
     @rpc.expected_exceptions(exception.CyborgException)

@@ -21,6 +21,8 @@ the same deployables, which Cyborg adopts (see :func:`_adoptable`).
 
 import collections
 import dataclasses
+import hashlib
+import json
 import threading
 import uuid as uuid_lib
 
@@ -32,6 +34,7 @@ from cyborg import exception
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
+from cyborg.objects import host as host_obj
 from cyborg import states
 
 LOG = log.getLogger(__name__)
@@ -317,7 +320,9 @@ def sync_host(context, hostname, compute_rp_uuid, client):
     while they have allocations); a provider without ``OWNER_CYBORG`` is
     never changed, unless it is openstack-cyborg's provider of one of the
     host's deployables, which is adopted. A pass that finds nothing to
-    change reads the compute node's tree once and writes nothing.
+    change reads the compute node's tree once and writes nothing to
+    Placement: the host's row keeps a digest of what the last complete
+    pass saw, so this holds whichever conductor made that pass.
 
     :returns: counts of providers ``created``, ``updated``, ``deleted``,
         ``unchanged`` and ``failed`` (tried again next pass).
@@ -325,12 +330,58 @@ def sync_host(context, hostname, compute_rp_uuid, client):
         stopped and the next one starts over.
     """
     rows = _host_deployables(context, hostname)
-    tree = {rp['uuid']: rp for rp in client.providers_in_tree(
-        compute_rp_uuid) if rp['uuid'] != compute_rp_uuid}
-    by_name = {rp['name']: rp for rp in tree.values()}
+    tree = _tree(client, compute_rp_uuid)
     summary = dict.fromkeys(
         ('created', 'updated', 'deleted', 'unchanged', 'failed'), 0)
     providers = [_provider(hostname, *row) for row in rows]
+    digest = _digest(rows, providers, tree)
+    if digest == host_obj.Host.placement_digest(context, hostname):
+        summary['unchanged'] = sum(1 for p in providers if p is not None)
+        LOG.debug('Placement sync of host %(host)s: nothing changed since '
+                  'the last complete pass', {'host': hostname})
+        return summary
+    _pass(context, rows, providers, tree, compute_rp_uuid, client, summary)
+    if not summary['failed']:
+        if summary['created'] or summary['updated'] or summary['deleted']:
+            tree = _tree(client, compute_rp_uuid)
+        digest = _digest(rows, providers, tree)
+    else:
+        digest = None
+    host_obj.Host.set_placement_digest(context, hostname, digest)
+    LOG.debug('Placement sync of host %(host)s: %(summary)s',
+              {'host': hostname, 'summary': summary})
+    return summary
+
+
+def _tree(client, compute_rp_uuid):
+    """{uuid: provider} of the compute node's tree, the node left out."""
+    return {rp['uuid']: rp for rp in client.providers_in_tree(
+        compute_rp_uuid) if rp['uuid'] != compute_rp_uuid}
+
+
+def _digest(rows, providers, tree):
+    """A digest of everything a pass compares.
+
+    The providers the rows ask for, the provider each deployable records,
+    and each provider of the tree with its generation, which Placement
+    changes with every change of the provider's traits, inventories or
+    allocations. When it equals the digest of the last pass that left
+    nothing to do, this pass has nothing to do either.
+    """
+    seen = [
+        sorted((row[0].uuid, row[0].rp_uuid) for row in rows),
+        sorted((p.uuid, p.name, sorted(p.traits), p.inventories)
+               for p in providers if p is not None),
+        sorted((rp['uuid'], rp['name'], rp['generation'],
+                rp['parent_provider_uuid']) for rp in tree.values()),
+    ]
+    return hashlib.sha256(json.dumps(seen, sort_keys=True).encode(
+        )).hexdigest()
+
+
+def _pass(context, rows, providers, tree, compute_rp_uuid, client, summary):
+    """Create, fix and delete providers; count what happened in summary."""
+    by_name = {rp['name']: rp for rp in tree.values()}
     # Deployables without a provider forget theirs.
     rp_uuids = {row[0].uuid: None
                 for row, provider in zip(rows, providers) if provider is None}
@@ -387,6 +438,3 @@ def sync_host(context, hostname, compute_rp_uuid, client):
                 summary['failed'] += 1
     finally:
         _store_rp_uuids(context, rows, rp_uuids)
-    LOG.debug('Placement sync of host %(host)s: %(summary)s',
-              {'host': hostname, 'summary': summary})
-    return summary

@@ -58,6 +58,13 @@ def _holds_function(context, deployable, function_name):
     return image.get('function_name') == function_name
 
 
+def asked(group):
+    """Whether the profile group asks for a bitstream or a function."""
+    accel = profile_group.parse(group).accel
+    return any(accel.get(key) for key in ('bitstream_id', 'function_id',
+                                          'function_name'))
+
+
 def needed(context, group, deployable, traits):
     """What a bind of ``group`` must load into ``deployable``, if anything.
 

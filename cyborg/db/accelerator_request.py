@@ -168,7 +168,7 @@ def unbind(context, uuid):
 
 @api.retry_on_deadlock
 @main_context_manager.writer
-def claim_handle(context, uuid, deployable_id):
+def claim_handle(context, uuid, deployable_id, finish=False):
     """Claim a free handle of a deployable for a BindStarted ARQ.
 
     The ARQ stays BindStarted (programming or an mdev may still be needed);
@@ -176,20 +176,27 @@ def claim_handle(context, uuid, deployable_id):
     claim already made for this ARQ on this deployable is returned again,
     so a resumed bind carries on with the handle it had.
 
+    :param finish: nothing but the handle is needed: unless it is an MDEV
+        handle (whose mdev is still to be made), the ARQ becomes Bound in
+        the same transaction, with its event for Nova.
+    :returns: the ARQ's row, BindStarted or (``finish``) Bound.
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     :raises AcceleratorRequestInvalidState: the ARQ is no longer binding.
     """
     row = _for_update(context, uuid)
     if row.state != states.BIND_STARTED:
         raise _refused(context, uuid, states.BOUND)
-    if row.attach_handle_id is not None:
-        if row.deployable_id == deployable_id:
-            return row
+    if row.attach_handle_id is None or row.deployable_id != deployable_id:
         # Resumed towards another deployable: give the old handle back.
         attach_handle.release(context, [row.attach_handle_id])
-    row.attach_handle_id = attach_handle.claim(context, deployable_id)
-    row.deployable_id = deployable_id
-    context.session.flush()
+        row.attach_handle_id = attach_handle.claim(context, deployable_id)
+        row.deployable_id = deployable_id
+        context.session.flush()
+    if finish and attach_handle.attach_type(
+            context, row.attach_handle_id) != states.ATTACH_MDEV:
+        _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED])
+        context.session.expire_all()
+        return api.get(context, _NOUN, uuid)
     return row
 
 

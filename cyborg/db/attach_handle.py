@@ -39,6 +39,12 @@ def claim(context, deployable_id):
     raise exception.AttachHandleUnavailable(deployable=deployable_id)
 
 
+def attach_type(context, handle_id):
+    """The attach type of a handle (PCI, MDEV)."""
+    return context.session.query(models.AttachHandle.attach_type).filter_by(
+        id=handle_id).scalar()
+
+
 def release(context, handle_ids):
     """Mark the handles free; None entries (no handle) are skipped."""
     handle_ids = [h for h in handle_ids if h is not None]

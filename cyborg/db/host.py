@@ -43,30 +43,47 @@ def get_all(context):
         models.Host.hostname).all()
 
 
-def _write(context, hostname, values, *criteria):
-    """UPDATE the host's row where ``criteria`` hold; insert it if missing.
+@api.retry_on_deadlock
+@main_context_manager.writer
+def _insert(context, hostname):
+    context.session.add(models.Host(hostname=hostname))
+
+
+def _ensure(context, hostname):
+    """Make sure the host has a row, in a transaction of its own.
 
     When two conductors both find no row, the INSERT of one fails with
-    DBDuplicateEntry; it runs in a savepoint, so that conductor's
-    transaction goes on and tries the UPDATE again on the winner's row.
+    DBDuplicateEntry, which is what it wanted. The row is not made inside
+    the caller's transaction: on MariaDB an UPDATE that finds no row locks
+    the gap where it would be, so two conductors adding two hosts would
+    deadlock on their INSERTs, and a deadlock there ends the transaction,
+    savepoints included.
+    """
+    if _exists(context, hostname):
+        return
+    try:
+        _insert(context, hostname)
+    except db_exc.DBDuplicateEntry:
+        pass
+
+
+@main_context_manager.reader
+def _exists(context, hostname):
+    return context.session.query(sa.exists().where(
+        models.Host.hostname == hostname)).scalar()
+
+
+def _write(context, hostname, values, *criteria):
+    """UPDATE the host's row where ``criteria`` hold.
 
     :returns: whether the row was written.
     """
     model = models.Host
-    query = context.session.query(model).filter(model.hostname == hostname,
-                                                *criteria)
-    if query.update(values, synchronize_session=False):
-        return True
-    try:
-        with context.session.begin_nested():
-            context.session.add(model(hostname=hostname, **values))
-    except db_exc.DBDuplicateEntry:
-        return bool(query.update(values, synchronize_session=False))
-    return True
+    return bool(context.session.query(model).filter(
+        model.hostname == hostname, *criteria).update(
+            values, synchronize_session=False))
 
 
-@api.retry_on_deadlock
-@main_context_manager.writer
 def lease_acquire(context, hostname, owner, seconds):
     """Take the inventory lease of a host for ``seconds``.
 
@@ -77,6 +94,13 @@ def lease_acquire(context, hostname, owner, seconds):
 
     :returns: whether ``owner`` holds the lease now.
     """
+    _ensure(context, hostname)
+    return _take_lease(context, hostname, owner, seconds)
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def _take_lease(context, hostname, owner, seconds):
     model = models.Host
     now = timeutils.utcnow()
     free = sa.or_(model.lease_owner.is_(None), model.lease_owner == owner,
@@ -103,9 +127,30 @@ def lease_release(context, hostname, owner):
             synchronize_session=False))
 
 
+def set_compute_rp(context, hostname, rp_uuid, rp_name=None):
+    """Record the uuid and name of the host's compute node provider."""
+    _ensure(context, hostname)
+    return _set_compute_rp(context, hostname, rp_uuid, rp_name)
+
+
 @api.retry_on_deadlock
 @main_context_manager.writer
-def set_compute_rp(context, hostname, rp_uuid):
-    """Record the uuid of the host's compute node resource provider."""
-    _write(context, hostname, {'compute_rp_uuid': rp_uuid})
+def _set_compute_rp(context, hostname, rp_uuid, rp_name):
+    _write(context, hostname, {'compute_rp_uuid': rp_uuid,
+                               'compute_rp_name': rp_name})
     return get(context, hostname)
+
+
+@main_context_manager.reader
+def get_placement_digest(context, hostname):
+    """The host's Placement digest; None for an unknown host."""
+    return context.session.query(models.Host.placement_digest).filter_by(
+        hostname=hostname).scalar()
+
+
+@api.retry_on_deadlock
+@main_context_manager.writer
+def set_placement_digest(context, hostname, digest):
+    """Record the host's Placement digest (None: unknown)."""
+    context.session.query(models.Host).filter_by(hostname=hostname).update(
+        {'placement_digest': digest}, synchronize_session=False)

@@ -82,8 +82,14 @@ class Host(BASE):
     id = sa.Column(sa.Integer, primary_key=True)
     hostname = sa.Column(sa.String(255), nullable=False)
     compute_rp_uuid = sa.Column(sa.String(36), nullable=True)
+    # Its name, which Nova gives as the host of a bind.
+    compute_rp_name = sa.Column(sa.String(255), nullable=True)
     lease_owner = sa.Column(sa.String(255), nullable=True)
     lease_expires_at = sa.Column(sa.DateTime, nullable=True)
+    #: What the last Placement sync that left nothing to do saw (see
+    #: :func:`cyborg.conductor.placement_sync.sync_host`), whichever
+    #: conductor ran it.
+    placement_digest = sa.Column(sa.String(64), nullable=True)
 
 
 class Deployable(BASE):

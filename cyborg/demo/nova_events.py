@@ -24,6 +24,7 @@ Cyborg reaches it with keystoneauth's ``admin_token`` plugin and
 ``endpoint`` set to :attr:`EventReceiver.url`.
 """
 
+import collections
 import json
 import threading
 
@@ -37,6 +38,8 @@ class EventReceiver(server.LoopbackServer):
 
     def __init__(self, host='127.0.0.1', port=0):
         self.events = []
+        # The same events by instance, so that many waiters stay cheap.
+        self._by_instance = collections.defaultdict(list)
         self._waiting = set()
         self._gone = set()
         self._cond = threading.Condition()
@@ -56,8 +59,7 @@ class EventReceiver(server.LoopbackServer):
     def for_instance(self, instance_uuid):
         """The events received for one instance, oldest first."""
         with self._cond:
-            return [e for e in self.events
-                    if e['server_uuid'] == instance_uuid]
+            return list(self._by_instance.get(instance_uuid, ()))
 
     def wait_for(self, instance_uuid, count, timeout):
         """Wait until ``count`` events arrived for the instance.
@@ -87,6 +89,8 @@ class EventReceiver(server.LoopbackServer):
                 answered.append(dict(event, code=code))
                 if code == 200:
                     self.events.append(dict(event))
+                    self._by_instance[event.get('server_uuid')].append(
+                        self.events[-1])
             self._cond.notify_all()
         codes = {e['code'] for e in answered}
         if codes == {200}:

@@ -25,12 +25,16 @@ Placement keeps one database engine per process, so one process serves
 one Placement.
 
 Run it on its own with ``python -m cyborg.demo.placement --port 8778
---db sqlite:////path/placement.sqlite [--config-file FILE]``. Serving it
+--db sqlite:////path/placement.sqlite [--config-file FILE] [--access-log
+FILE]``; the access log has one line per request, its method and path, so
+that benchmarks and load tests can count what Placement was asked. Serving it
 needs the ``openstack-placement`` package (the ``demo`` extra of
 Cyborg); the client side, :func:`adapter`, only keystoneauth.
 """
 
 import argparse
+import collections
+import threading
 
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import loading as ks_loading
@@ -110,13 +114,56 @@ def adapter(url, microversion, session=None):
                               raise_exc=False)
 
 
+#: The methods that change something in Placement.
+WRITES = frozenset(('POST', 'PUT', 'PATCH', 'DELETE'))
+
+
+class RequestCounter:
+    """WSGI middleware that counts requests by method.
+
+    :param log: a text file to write ``<method> <path>`` to, one line per
+        request, or None.
+    """
+
+    def __init__(self, app, log=None):
+        self.app = app
+        self.counts = collections.Counter()
+        self._log = log
+        self._lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        method = environ['REQUEST_METHOD']
+        with self._lock:
+            self.counts[method] += 1
+            if self._log is not None:
+                self._log.write('%s %s\n' % (method, environ['PATH_INFO']))
+                self._log.flush()
+        return self.app(environ, start_response)
+
+    def snapshot(self):
+        """The counts so far, as a plain dict."""
+        with self._lock:
+            return dict(self.counts)
+
+
+def writes(counts):
+    """How many of ``counts`` ({method: count}) changed something."""
+    return sum(n for method, n in counts.items() if method in WRITES)
+
+
 class PlacementServer(server.LoopbackServer):
-    """Placement served on ``host``:``port`` (0 picks a free port)."""
+    """Placement served on ``host``:``port`` (0 picks a free port).
+
+    :attr:`requests` counts the requests it served by method; they are
+    also written to ``access_log`` (a text file) when one is given.
+    """
 
     def __init__(self, db_url, host='127.0.0.1', port=0, threads=THREADS,
-                 config_file=None):
-        super().__init__(make_app(db_url, config_file=config_file), host, port,
-                         threads, name='placement')
+                 config_file=None, access_log=None):
+        self.requests = RequestCounter(
+            make_app(db_url, config_file=config_file), access_log)
+        super().__init__(self.requests, host, port, threads,
+                         name='placement')
 
 
 def main(argv=None):
@@ -130,10 +177,17 @@ def main(argv=None):
                         help='Placement configuration file, such as one '
                              'with [api] auth_strategy = keystone and '
                              '[keystone_authtoken] (default: noauth2)')
+    parser.add_argument('--access-log', type=argparse.FileType('a'),
+                        help='file to write each request\'s method and '
+                             'path to, one line per request')
+    parser.add_argument('--threads', type=int, default=THREADS,
+                        help='server threads (keep 1 on SQLite)')
     args = parser.parse_args(argv)
     try:
         server = PlacementServer(args.db, args.host, args.port,
-                                 config_file=args.config_file)
+                                 threads=args.threads,
+                                 config_file=args.config_file,
+                                 access_log=args.access_log)
     except ImportError as e:
         parser.exit(2, 'error: %s\n' % e)
     print('Placement serving on %s' % server.url, flush=True)

@@ -108,10 +108,16 @@ class AcceleratorRequest(base.PersistentObject):
         self._from_db_object(context, arq_db.unbind(context, self.uuid),
                              obj=self)
 
-    def claim_handle(self, context, deployable_id):
-        """Claim a handle of the deployable; the ARQ stays BindStarted."""
+    def claim_handle(self, context, deployable_id, finish=False):
+        """Claim a handle of the deployable; the ARQ stays BindStarted.
+
+        With ``finish``, the ARQ becomes Bound in the same transaction
+        unless the handle is an MDEV one (see
+        :func:`cyborg.db.accelerator_request.claim_handle`).
+        """
         self._from_db_object(
-            context, arq_db.claim_handle(context, self.uuid, deployable_id),
+            context, arq_db.claim_handle(context, self.uuid, deployable_id,
+                                         finish=finish),
             obj=self)
 
     def fail_bind(self, context):

@@ -17,6 +17,8 @@ host's inventory, in the database (:meth:`Host.apply_inventory`) or in
 Placement.
 """
 
+from oslo_utils import versionutils
+
 from cyborg.db import host as host_db
 from cyborg.db import inventory as inventory_db
 from cyborg.objects import base
@@ -26,15 +28,22 @@ from cyborg.objects import fields
 @base.CyborgObjectRegistry.register
 class Host(base.StoredObject):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: compute_rp_name
+    VERSION = '1.1'
 
     fields = dict(base.StoredObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'hostname': fields.StringField(),
         'compute_rp_uuid': fields.StringField(nullable=True),
+        'compute_rp_name': fields.StringField(nullable=True),
         'lease_owner': fields.StringField(nullable=True),
         'lease_expires_at': fields.DateTimeField(nullable=True),
     })
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('compute_rp_name', None)
 
     @classmethod
     def get_by_hostname(cls, context, hostname):
@@ -47,10 +56,11 @@ class Host(base.StoredObject):
         return cls._from_db_objects(context, host_db.get_all(context))
 
     @classmethod
-    def set_compute_rp(cls, context, hostname, rp_uuid):
+    def set_compute_rp(cls, context, hostname, rp_uuid, rp_name=None):
         """Record the host's compute node provider; returns the host."""
         return cls._from_db_object(
-            context, host_db.set_compute_rp(context, hostname, rp_uuid))
+            context, host_db.set_compute_rp(context, hostname, rp_uuid,
+                                            rp_name))
 
     @staticmethod
     def acquire_lease(context, hostname, owner, seconds):
@@ -65,6 +75,16 @@ class Host(base.StoredObject):
     def release_lease(context, hostname, owner):
         """Give the lease back; False if ``owner`` no longer held it."""
         return host_db.lease_release(context, hostname, owner)
+
+    @staticmethod
+    def placement_digest(context, hostname):
+        """What the host's last complete Placement sync saw, or None."""
+        return host_db.get_placement_digest(context, hostname)
+
+    @staticmethod
+    def set_placement_digest(context, hostname, digest):
+        """Record what a Placement sync saw (None: sync it in full)."""
+        host_db.set_placement_digest(context, hostname, digest)
 
     @staticmethod
     def apply_inventory(context, hostname, devices):

@@ -123,6 +123,10 @@ class Conductor(fixtures.Fixture):
 class ServiceProcess(fixtures.Fixture):
     """A Cyborg console script run as a child process with one config file.
 
+    ``command`` is the console script's name, or a whole command line (a
+    list) to which ``--config-file`` is added when ``config_file`` is not
+    None.
+
     The service runs in a process group of its own (oslo.service forks its
     workers from a parent process). Its output goes to :attr:`log_path`;
     it gets ``SIGTERM`` at cleanup, and the whole group ``SIGKILL`` if it
@@ -131,8 +135,13 @@ class ServiceProcess(fixtures.Fixture):
 
     def __init__(self, command, config_file, log_path):
         super().__init__()
-        self.argv = [os.path.join(os.path.dirname(sys.executable), command),
-                     '--config-file', config_file]
+        if isinstance(command, str):
+            self.argv = [os.path.join(os.path.dirname(sys.executable),
+                                      command)]
+        else:
+            self.argv = list(command)
+        if config_file is not None:
+            self.argv += ['--config-file', config_file]
         self.log_path = log_path
         self.proc = None
 

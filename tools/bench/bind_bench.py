@@ -10,19 +10,36 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Benchmark of an ARQ bind as Nova sees it: PATCH until the event.
+"""Benchmark of the ARQ bind cycle as Nova drives it.
 
-    PYTHONPATH=. tools/bench/bind_bench.py [--binds 200] [--database URL]
+    PYTHONPATH=. tools/bench/bind_bench.py [--cycles 200] [--concurrency 1]
+        [--wait event|poll] [--arqs-present N] [--database URL]
+    PYTHONPATH=. tools/bench/bind_bench.py --url http://127.0.0.1:6666
+        [--nova-port 8774] [--hostname NAME] ...
 
-It serves the real API (cheroot, noauth) with a conductor on ``fake://``
-binding in its thread pool, on a SQLite file (or ``--database``), and a
-Nova event receiver. One deployable offers a PCI handle per bind and the
-profile asks for no bitstream, so no programming is measured. Each bind
-is one instance's PATCH, then, as Nova does, a wait for its
-``accelerator-request-bound`` event, which the conductor sends once the
-ARQ is Bound: the time from sending the PATCH to the event's arrival is
-the bind latency. It prints p50, p95, max and mean in ms, for the PATCH
-alone and for PATCH to event, and checks each ARQ is Bound.
+One cycle is what Nova does for one instance with one accelerator:
+create its ARQ (``POST /v2/accelerator_requests``), bind it (``PATCH``
+with host, resource provider and instance), wait until it is resolved,
+unbind it (``PATCH`` removing them) and delete it (``DELETE ?arqs=``).
+Waiting is, as Nova does it, for the ``accelerator-request-bound``
+event, then ``GET ?instance=&bind_state=resolved`` (``--wait event``);
+or polling that GET until it stops answering 423 (``--wait poll``).
+``--concurrency`` clients run cycles side by side, each on its own
+connection. It prints cycles per second, errors, and p50, p99 and max
+in ms of each step.
+
+Without ``--url`` it serves the real API (cheroot, noauth) with a
+conductor on ``fake://`` binding in its thread pool, on a SQLite file
+(or ``--database``), and a Nova event receiver; a deployable with a PCI
+handle per client stands for the host. With ``--url`` it runs the cycle
+against a running Cyborg, such as ``tools/quickstart.sh start
+--no-demo`` (with or without ``--rabbit``): it creates the profile
+``bench-fake`` for the fake driver's device and binds to that device's
+provider on its host. ``--nova-port`` receives Nova's events there (the
+quickstart's ``--nova-port``, 8774 by default), as Nova would; without
+it nobody takes them, so only ``--wait poll`` works.
+``--arqs-present`` first creates that many ARQs that stay unbound, to
+measure binding beside them.
 """
 
 import argparse
@@ -31,6 +48,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 from urllib import parse
 
@@ -43,11 +61,13 @@ from oslo_utils import uuidutils  # noqa: E402
 
 from cyborg.common import service  # noqa: E402
 from cyborg.conductor import manager  # noqa: E402
+from cyborg.conductor import nova_events as event_sender  # noqa: E402
 from cyborg.conductor import rpcapi  # noqa: E402
 import cyborg.conf  # noqa: E402
 from cyborg import context  # noqa: E402
 from cyborg.db import api as db_api  # noqa: E402
 from cyborg.db import models  # noqa: E402
+from cyborg.demo import nova_events  # noqa: E402
 from cyborg.demo import server as demo_server  # noqa: E402
 from cyborg import objects  # noqa: E402
 from cyborg.objects import base as objects_base  # noqa: E402
@@ -56,14 +76,18 @@ from cyborg.tests import fixtures as cyborg_fixtures  # noqa: E402
 
 CONF = cyborg.conf.CONF
 RP_UUID = '8f2a3c1e-0b7d-4e5f-9a6c-1d2e3f4a5b6c'
+PROFILE = 'bench-fake'
+GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}
+FAKE_VENDOR = '0xABCD'
+STEPS = ('create', 'bind', 'wait', 'unbind', 'delete')
 
 
-class _Bench(fixtures.Fixture):
+class _InProcess(fixtures.Fixture):
     """The API, a conductor with a thread pool, and Nova's receiver."""
 
-    def __init__(self, binds, database=None):
+    def __init__(self, handles, database=None):
         super().__init__()
-        self.binds = binds
+        self.handles = handles
         self.database = database
 
     def _setUp(self):
@@ -82,83 +106,233 @@ class _Bench(fixtures.Fixture):
         conductor.start()
         self.addCleanup(conductor.stop)
         self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
+        sender = event_sender.Sender()
+        sender.start()
+        self.addCleanup(sender.stop)
         CONF.set_override('require_service_token', False, group='api')
         app = self.useFixture(cyborg_fixtures.API()).app
-        server = demo_server.LoopbackServer(app, threads=4).start()
+        server = demo_server.LoopbackServer(app, threads=8).start()
         self.addCleanup(server.stop)
         self.url = server.url
         ctx = context.get_admin_context()
         _, deployable, _ = db_utils.create_device_tree(
-            ctx, hostname='host1', handles=self.binds,
-            resource_class='FPGA', traits=['CUSTOM_FPGA_INTEL'])
+            ctx, hostname='host1', handles=self.handles,
+            resource_class='FPGA', traits=['CUSTOM_FAKE_DEVICE'])
         db_api.update(ctx, 'deployable', deployable.uuid,
                       {'rp_uuid': RP_UUID})
-        profile = db_utils.create_profile(ctx, name='bench')
-        self.arqs = [a.uuid for a in db_utils.create_arqs(
-            ctx, profile, count=self.binds)]
+        db_utils.create_profile(ctx, name=PROFILE, groups=[GROUP])
+        self.hostname, self.rp_uuid = 'host1', RP_UUID
 
 
-def _request(conn, method, path, body=None):
+class _Remote(fixtures.Fixture):
+    """A running Cyborg with the fake driver's device, and Nova's receiver.
+
+    ``nova`` is None when no port for Nova's events is given.
+    """
+
+    def __init__(self, url, nova_port=None, hostname=None):
+        super().__init__()
+        self.url = url.rstrip('/')
+        self.nova_port = nova_port
+        self.hostname = hostname
+
+    def _setUp(self):
+        self.nova = None
+        if self.nova_port:
+            self.nova = nova_events.EventReceiver(
+                port=self.nova_port).start()
+            self.addCleanup(self.nova.stop)
+        conn = _connect(self.url)
+        status, body = _request(conn, 'GET', '/v2/device_profiles?name='
+                                + PROFILE)
+        if not body['device_profiles']:
+            _request(conn, 'POST', '/v2/device_profiles',
+                     [{'name': PROFILE, 'groups': [GROUP]}], expect=201)
+        deployables = _request(conn, 'GET', '/v2/deployables')[1]
+        (fake,) = [d for d in deployables['deployables']
+                   if d['driver_name'] == 'fake']
+        self.rp_uuid = fake['rp_uuid']
+        # Deployables show their device's id, not its uuid: the fake
+        # driver's device is the one of its vendor.
+        (device,) = _request(conn, 'GET', '/v2/devices?vendor='
+                             + FAKE_VENDOR)[1]['devices']
+        self.hostname = self.hostname or device['hostname']
+
+
+def _connect(url):
+    return http.client.HTTPConnection(parse.urlsplit(url).netloc,
+                                      timeout=60)
+
+
+class StepFailed(Exception):
+    pass
+
+
+def _request(conn, method, path, body=None, expect=None):
     headers = {'Content-Type': 'application/json',
                'OpenStack-API-Version': 'accelerator 2.0'}
     conn.request(method, path, body=json.dumps(body) if body else None,
                  headers=headers)
     response = conn.getresponse()
     data = response.read()
+    if expect is not None and response.status != expect:
+        raise StepFailed('%s %s answered %d: %s' % (
+            method, path, response.status, data[:200]))
     return response.status, json.loads(data) if data else None
 
 
-def _bind(conn, nova, arq, instance):
-    """Bind one ARQ as Nova does: PATCH, then wait for the bound event.
-
-    :returns: seconds to the PATCH's answer and to the event's arrival.
-    """
-    patch = {arq: [
-        {'op': 'add', 'path': '/hostname', 'value': 'host1'},
-        {'op': 'add', 'path': '/device_rp_uuid', 'value': RP_UUID},
-        {'op': 'add', 'path': '/instance_uuid', 'value': instance}]}
-    start = time.perf_counter()
-    status, _ = _request(conn, 'PATCH', '/v2/accelerator_requests', patch)
-    patched = time.perf_counter()
-    if status != 202:
-        raise SystemExit('PATCH answered %d' % status)
-    (event,) = nova.wait_for(instance, 1, 30)
-    bound = time.perf_counter()
-    if event['status'] != 'completed':
-        raise SystemExit('ARQ %s failed to bind' % arq)
-    status, body = _request(conn, 'GET', '/v2/accelerator_requests/' + arq)
-    if body['state'] != 'Bound':
-        raise SystemExit('ARQ %s is %s' % (arq, body['state']))
-    return patched - start, bound - start
+def _ops(op, values):
+    return [dict({'op': op, 'path': '/' + key},
+                 **({'value': value} if op == 'add' else {}))
+            for key, value in values.items()]
 
 
-def _report(name, seconds):
-    ms = sorted(s * 1000 for s in seconds)
-    print('%-16s n=%d p50=%.1f p95=%.1f max=%.1f mean=%.1f ms' % (
-        name, len(ms), ms[len(ms) // 2], ms[int(len(ms) * 0.95) - 1],
-        ms[-1], statistics.mean(ms)))
+class _Cycles:
+    """Clients running bind cycles, and what each step took."""
+
+    def __init__(self, target, wait):
+        self.target = target
+        self.wait = wait
+        self.times = {step: [] for step in STEPS}
+        self.errors = []
+        self._lock = threading.Lock()
+
+    def _wait_resolved(self, conn, instance):
+        path = ('/v2/accelerator_requests?instance=%s&bind_state=resolved'
+                % instance)
+        if self.wait == 'event':
+            (event,) = self.target.nova.wait_for(instance, 1, 60)
+            if event['status'] != 'completed':
+                raise StepFailed('bind of %s failed' % instance)
+            return _request(conn, 'GET', path, expect=200)[1]
+        while True:
+            status, body = _request(conn, 'GET', path)
+            if status == 200:
+                return body
+            if status != 423:
+                raise StepFailed('GET resolved answered %d' % status)
+            time.sleep(0.005)
+
+    def cycle(self, conn):
+        instance = uuidutils.generate_uuid()
+        values = {'hostname': self.target.hostname,
+                  'device_rp_uuid': self.target.rp_uuid,
+                  'instance_uuid': instance}
+        marks = [time.perf_counter()]
+        (arq,) = _request(conn, 'POST', '/v2/accelerator_requests',
+                          {'device_profile_name': PROFILE},
+                          expect=201)[1]['arqs']
+        marks.append(time.perf_counter())
+        _request(conn, 'PATCH', '/v2/accelerator_requests',
+                 {arq['uuid']: _ops('add', values)}, expect=202)
+        marks.append(time.perf_counter())
+        (resolved,) = self._wait_resolved(conn, instance)['arqs']
+        if resolved['state'] != 'Bound':
+            raise StepFailed('ARQ %s is %s' % (arq['uuid'],
+                                               resolved['state']))
+        marks.append(time.perf_counter())
+        _request(conn, 'PATCH', '/v2/accelerator_requests/' + arq['uuid'],
+                 {arq['uuid']: _ops('remove', values)}, expect=202)
+        marks.append(time.perf_counter())
+        _request(conn, 'DELETE', '/v2/accelerator_requests?arqs='
+                 + arq['uuid'], expect=204)
+        marks.append(time.perf_counter())
+        with self._lock:
+            for step, start, end in zip(STEPS, marks, marks[1:]):
+                self.times[step].append(end - start)
+
+    def client(self, count):
+        conn = _connect(self.target.url)
+        for _ in range(count):
+            try:
+                self.cycle(conn)
+            except (StepFailed, OSError, http.client.HTTPException,
+                    ValueError) as e:
+                with self._lock:
+                    self.errors.append(str(e))
+                conn.close()
+                conn = _connect(self.target.url)
+
+    def run(self, cycles, concurrency):
+        """Run ``cycles`` spread over ``concurrency`` clients.
+
+        :returns: the seconds it took.
+        """
+        shares = [cycles // concurrency + (i < cycles % concurrency)
+                  for i in range(concurrency)]
+        threads = [threading.Thread(target=self.client, args=(n,))
+                   for n in shares]
+        start = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return time.perf_counter() - start
+
+
+def _create_present(target, count):
+    """Create ``count`` ARQs that stay unbound, 100 per call."""
+    conn = _connect(target.url)
+    name = PROFILE + '-present'
+    if not _request(conn, 'GET', '/v2/device_profiles?name='
+                    + name)[1]['device_profiles']:
+        _request(conn, 'POST', '/v2/device_profiles', [{
+            'name': name, 'groups': [dict(GROUP, **{
+                'resources:FPGA': '100'})]}], expect=201)
+    for _ in range(count // 100):
+        _request(conn, 'POST', '/v2/accelerator_requests',
+                 {'device_profile_name': name}, expect=201)
+
+
+def _report(cycles, seconds):
+    done = len(cycles.times['create'])
+    print('cycles=%d errors=%d seconds=%.2f cycles/s=%.1f' % (
+        done, len(cycles.errors), seconds, done / seconds))
+    for step in STEPS:
+        ms = sorted(s * 1000 for s in cycles.times[step])
+        if not ms:
+            continue
+        print('  %-7s p50=%7.1f p99=%7.1f max=%7.1f mean=%7.1f ms' % (
+            step, ms[len(ms) // 2], ms[max(int(len(ms) * 0.99) - 1, 0)],
+            ms[-1], statistics.mean(ms)))
+    for error in sorted(set(cycles.errors))[:5]:
+        print('  error: %s' % error)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--binds', type=int, default=200)
+    parser.add_argument('--cycles', type=int, default=200)
+    parser.add_argument('--concurrency', type=int, default=1)
+    parser.add_argument('--wait', choices=('event', 'poll'),
+                        default='event')
+    parser.add_argument('--warmup', type=int, default=10,
+                        help='cycles run first and not counted')
+    parser.add_argument('--arqs-present', type=int, default=0,
+                        help='ARQs to create first, in hundreds')
+    parser.add_argument('--url', help="a running Cyborg's API")
+    parser.add_argument('--nova-port', type=int,
+                        help='with --url: receive Nova events on this port')
+    parser.add_argument('--hostname', help='with --url: the host name '
+                        'binds give (default: the device\'s host)')
     parser.add_argument('--database', help='SQLAlchemy URL of an empty '
                         'database to use (its tables are dropped); '
                         'default: a SQLite file')
     args = parser.parse_args()
-    objects.register_all()
-    CONF([], project='cyborg', default_config_files=[])
-    with _Bench(args.binds, args.database) as bench:
-        conn = http.client.HTTPConnection(
-            parse.urlsplit(bench.url).netloc)
-        patch_times, bound_times = [], []
-        for arq in bench.arqs:
-            patched, bound = _bind(conn, bench.nova, arq,
-                                   uuidutils.generate_uuid())
-            patch_times.append(patched)
-            bound_times.append(bound)
-        _report('PATCH', patch_times)
-        _report('PATCH to event', bound_times)
+    if args.url:
+        target = _Remote(args.url, args.nova_port, args.hostname)
+    else:
+        objects.register_all()
+        CONF([], project='cyborg', default_config_files=[])
+        target = _InProcess(max(args.concurrency, 1), args.database)
+    with target:
+        if args.wait == 'event' and target.nova is None:
+            parser.error('--wait event needs --nova-port')
+        if args.arqs_present:
+            _create_present(target, args.arqs_present)
+        if args.warmup:
+            _Cycles(target, args.wait).run(args.warmup, args.concurrency)
+        cycles = _Cycles(target, args.wait)
+        _report(cycles, cycles.run(args.cycles, args.concurrency))
 
 
 if __name__ == '__main__':

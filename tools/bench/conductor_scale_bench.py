@@ -12,40 +12,48 @@
 # under the License.
 """Time many hosts reporting at once to several conductor processes.
 
-Starts the real Placement (in this process, on SQLite), ``--conductors``
-``cyborg-conductor`` processes on RabbitMQ (a virtual host of its own,
-made with rabbitmqctl) sharing one database, and registers ``--hosts``
-compute nodes as Nova would. Then every host asks for its compute node
-and sends its report at the same moment, as agents starting together
-do; the report is the one the agent's drivers make of a simulated host
-with ``--fpgas`` Intel FPGAs of ``--vfs`` VFs each. It prints how long
-until Placement held every device provider of every host.
+Starts the real Placement in this process, on its own database of the
+server of ``--database`` (or ``--placement-database``), served by
+``--placement-threads`` threads behind a middleware that counts its
+requests by method; ``--conductors`` ``cyborg-conductor`` processes on
+RabbitMQ (a virtual host of its own, made with rabbitmqctl) sharing the
+database of ``--database``; and registers ``--hosts`` compute nodes as
+Nova would. Then every host asks for its compute node and sends its
+report, as agents starting together do (see
+:mod:`cyborg.tests.load.cluster`): the report the Intel FPGA driver makes
+of a simulated host with ``--fpgas`` cards of ``--vfs`` VFs each. Then
+every host sends the same report again, as an agent's periodic full
+report does.
 
-    tools/bench/conductor_scale_bench.py [--hosts 100] [--conductors 2]
+It prints, for each round, the seconds until every report was answered
+(a conductor answers once Placement matches the host), Placement's
+requests by method and the CPU seconds the conductors spent; and fails
+unless Placement holds every provider after the first round and the
+second round wrote nothing to Placement.
+
+    tools/bench/conductor_scale_bench.py [--hosts 1000] [--conductors 2]
         [--database postgresql+psycopg2://postgres@127.0.0.1/cyborg_bench]
 """
 
 import argparse
-import concurrent.futures
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
+import psutil
 import sqlalchemy as sa
 
-from cyborg.agent import resource_tracker
-from cyborg.common import rpc
-from cyborg.conductor import rpcapi
-import cyborg.conf
-from cyborg import context
-from cyborg.db import migration
-from cyborg.demo import placement
-from cyborg.demo import sysfs
-from cyborg.drivers import base as drivers_base
-from cyborg import objects
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+from cyborg.common import rpc  # noqa: E402
+import cyborg.conf  # noqa: E402
+from cyborg.db import migration  # noqa: E402
+from cyborg.demo import placement  # noqa: E402
+from cyborg import objects  # noqa: E402
+from cyborg.tests.load import cluster  # noqa: E402
 
 CONF = cyborg.conf.CONF
 
@@ -55,123 +63,141 @@ def rabbitmqctl(*args):
                    capture_output=True)
 
 
-def fresh_database(url):
+def fresh_database(url, schema=True):
     """Drop and create the database of ``url``; build Cyborg's schema."""
     url = sa.engine.make_url(url)
-    server = 'postgres' if url.get_backend_name() == 'postgresql' else None
+    # A database every server has, to connect to while dropping this one.
+    server = 'postgres' if url.get_backend_name() == 'postgresql' else 'mysql'
     admin = sa.create_engine(url.set(database=server),
                              isolation_level='AUTOCOMMIT')
     with admin.connect() as conn:
         conn.execute(sa.text('DROP DATABASE IF EXISTS %s' % url.database))
         conn.execute(sa.text('CREATE DATABASE %s' % url.database))
     admin.dispose()
-    engine = sa.create_engine(url)
-    migration.upgrade('head', engine=engine)
-    engine.dispose()
+    if schema:
+        engine = sa.create_engine(url)
+        migration.upgrade('head', engine=engine)
+        engine.dispose()
 
 
-def host_report(tmp, fpgas, vfs):
-    """The report the agent's drivers make of one simulated host."""
-    root = os.path.join(tmp, 'sysfs')
-    sysfs.build(root, [('intel_fpga', '0000:%02x:00.0' % (0x10 + i),
-                        {'vfs': vfs}) for i in range(fpgas)])
-    CONF.set_override('sysfs_root', root, group='agent')
-    tracker = resource_tracker.ResourceTracker(
-        'template', drivers_base.load(['intel_fpga_driver']), None)
-    return tracker.discover()
+def cpu_seconds(procs):
+    """CPU seconds used so far by ``procs`` and their children."""
+    total = 0.0
+    for proc in procs:
+        parent = psutil.Process(proc.pid)
+        for p in [parent] + parent.children(recursive=True):
+            times = p.cpu_times()
+            total += times.user + times.system
+    return total
 
 
-def write_conf(path, sections):
-    with open(path, 'w') as f:
-        for section, options in sections.items():
-            f.write('[%s]\n' % section)
-            for key, value in options.items():
-                f.write('%s = %s\n' % (key, value))
+def stop(procs):
+    """Stop the conductors: SIGTERM, then SIGKILL to those still there."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                child.kill()
+            proc.kill()
+            proc.wait()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--hosts', type=int, default=100)
+    parser.add_argument('--hosts', type=int, default=1000)
     parser.add_argument('--conductors', type=int, default=2)
-    parser.add_argument('--fpgas', type=int, default=4)
-    parser.add_argument('--vfs', type=int, default=4)
+    parser.add_argument('--fpgas', type=int, default=8)
+    parser.add_argument('--vfs', type=int, default=2)
+    parser.add_argument('--agents', type=int, default=64,
+                        help='hosts reporting at the same moment')
     parser.add_argument('--database', default='postgresql+psycopg2://'
                         'postgres@127.0.0.1/cyborg_bench')
+    parser.add_argument('--placement-database',
+                        help='default: the database of --database with '
+                             '_placement added to its name')
+    parser.add_argument('--placement-threads', type=int, default=8)
     parser.add_argument('--rabbit', default='rabbit://guest:guest@'
                         '127.0.0.1:5672/')
     args = parser.parse_args()
     objects.register_all()
+    CONF([], project='cyborg', default_config_files=[])
     tmp = tempfile.mkdtemp(prefix='cyborg-bench-')
     vhost = 'cyborg-bench-%d' % os.getpid()
     rabbitmqctl('add_vhost', vhost)
     rabbitmqctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*')
     rabbit = args.rabbit.rstrip('/') + '/' + vhost
+    placement_db = args.placement_database or sa.engine.make_url(
+        args.database).set(database=sa.engine.make_url(
+            args.database).database + '_placement').render_as_string(
+                hide_password=False)
     fresh_database(args.database)
+    fresh_database(placement_db, schema=False)
     server = placement.PlacementServer(
-        'sqlite:///' + os.path.join(tmp, 'placement.sqlite')).start()
+        placement_db, threads=args.placement_threads).start()
     procs = []
     try:
         rp = placement.adapter(server.url, '1.39')
-        hosts = ['bench-host-%03d' % i for i in range(args.hosts)]
+        hosts = ['bench-host-%04d' % i for i in range(args.hosts)]
         for host in hosts:
             rp.post('/resource_providers', json={'name': host})
         for i in range(args.conductors):
-            path = os.path.join(tmp, 'conductor-%d.conf' % i)
-            service = {'auth_type': 'admin_token', 'token': 'admin'}
-            write_conf(path, {
-                'DEFAULT': {'host': 'conductor-%d' % i,
-                            'transport_url': rabbit,
-                            'periodic_fuzzy_delay': 0},
-                'database': {'connection': args.database},
-                'conductor': {'workers': 1},
-                'placement': dict(service, endpoint=server.url),
-            })
+            path = cluster.write_conf(
+                os.path.join(tmp, 'conductor-%d.conf' % i), {
+                    'DEFAULT': {'host': 'conductor-%d' % i,
+                                'transport_url': rabbit,
+                                'periodic_fuzzy_delay': 0},
+                    'database': {'connection': args.database},
+                    'conductor': {'workers': 1},
+                    'placement': {'auth_type': 'admin_token',
+                                  'token': placement.TOKEN,
+                                  'endpoint': server.url},
+                })
             with open(path + '.log', 'w') as log:
                 procs.append(subprocess.Popen(
                     [os.path.join(os.path.dirname(sys.executable),
                                   'cyborg-conductor'), '--config-file',
                      path], stdout=log, stderr=subprocess.STDOUT))
-        template = host_report(tmp, args.fpgas, args.vfs)
+        template = cluster.fpga_host_report(os.path.join(tmp, 'sysfs'),
+                                            args.fpgas, args.vfs)
         per_host = sum(len(d.deployables) for d in template.devices)
         rpc.init(CONF, url=rabbit)
-        conductor = rpcapi.ConductorAPI()
-        ctx = context.get_admin_context()
-
-        def agent_start(host):
-            report = template.obj_clone()
-            report.hostname = host
-            for attempt in range(120):
-                try:
-                    conductor.compute_node_rp(ctx, host, host)
-                    break
-                except Exception:
-                    time.sleep(0.5)  # the conductors are still starting
-            conductor.report_host(ctx, report)
-
-        # The conductors answer the first lookup once they serve.
-        agent_start(hosts[0])
-        start = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(len(hosts)) as pool:
-            list(pool.map(agent_start, hosts[1:]))
-        answered = time.monotonic() - start
-        expected = per_host * len(hosts)
-        while True:
-            providers = rp.get('/resource_providers', params={
-                'required': 'OWNER_CYBORG'}).json()['resource_providers']
-            if len(providers) >= expected:
-                break
-            time.sleep(0.2)
-        matched = time.monotonic() - start
+        cluster.conductor_ready()
+        rounds = {}
+        for name, resend in (('first_reports', False),
+                             ('unchanged_reports', True)):
+            before = server.requests.snapshot()
+            cpu = cpu_seconds(procs)
+            seconds = cluster.report(template, hosts, threads=args.agents,
+                                     resend=resend)
+            after = server.requests.snapshot()
+            requests = {m: after[m] - before.get(m, 0) for m in after
+                        if after[m] != before.get(m, 0)}
+            rounds[name] = {
+                'all_answered_s': round(seconds, 1),
+                'placement_requests': requests,
+                'placement_writes': placement.writes(requests),
+                'conductor_cpu_s': round(cpu_seconds(procs) - cpu, 1)}
+        providers = rp.get('/resource_providers', params={
+            'required': 'OWNER_CYBORG'}).json()['resource_providers']
         print(json.dumps({
             'hosts': len(hosts), 'conductors': args.conductors,
             'providers_per_host': per_host,
             'handles_per_host': per_host * args.vfs,
-            'all_reports_answered_s': round(answered, 2),
-            'placement_matches_s': round(matched, 2)}, indent=2))
+            'database': sa.engine.make_url(args.database).get_backend_name(),
+            'placement_database': sa.engine.make_url(
+                placement_db).get_backend_name(),
+            'placement_threads': args.placement_threads,
+            'providers_in_placement': len(providers),
+            **rounds}, indent=2))
+        if len(providers) != per_host * len(hosts):
+            sys.exit('Placement does not hold every provider')
+        if rounds['unchanged_reports']['placement_writes']:
+            sys.exit('unchanged reports wrote to Placement')
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(60)
+        stop(procs)
         server.stop()
         rpc.cleanup()
         rabbitmqctl('delete_vhost', vhost)

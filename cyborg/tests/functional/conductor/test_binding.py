@@ -20,6 +20,7 @@ event included, when the RPC call returns.
 
 import datetime
 import logging
+import socket
 import time
 
 import fixtures
@@ -399,6 +400,21 @@ class TestComputeNodeName(BindTestCase):
         self.assertEqual([('create_mdev', 'host1'), ('remove_mdev', 'host1')],
                          [c[:2] for c in self.agent.calls])
 
+    def test_recorded_compute_node_name_needs_no_placement(self):
+        # The agent of host1 asks at start, as its service does.
+        self.api.compute_node_rp(self.ctx, hostname='host1',
+                                 rp_name=self.fqdn)
+        # Placement stops answering: the recorded name is enough.
+        with socket.socket() as closed:
+            closed.bind(('127.0.0.1', 0))
+            port = closed.getsockname()[1]
+        cyborg_fixtures.use_admin_token(
+            self, 'placement', 'http://127.0.0.1:%d' % port, 'admin')
+        instance = self._bind([self.arq], host=self.fqdn)
+        self.assertEqual(states.BOUND, self._get(self.arq).state)
+        self.assertEqual([(self.arq.uuid, 'completed')],
+                         self._statuses(instance))
+
     def test_another_compute_node_name_is_refused(self):
         other = self.placement.hostname + '-other'
         error = self.assertRaises(exception.BindRefused, self._bind,
@@ -736,7 +752,7 @@ class _RecordingExecutor:
     def __init__(self):
         self.arqs = []
 
-    def submit(self, fn, context, arqs, deadline):
+    def submit(self, fn, context, arqs, deadline, checked):
         self.arqs.extend(arq.uuid for arq in arqs)
         future = futurist.Future()
         future.set_result(None)

@@ -24,6 +24,7 @@ from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -136,6 +137,8 @@ class PlacementSyncTest(base.TestCase):
         self.direct = self.placement.adapter()
         # The compute node provider, as nova-compute creates it.
         self.compute_rp = self._post_provider(self.hostname)['uuid']
+        host_obj.Host.set_compute_rp(self.admin_context, self.hostname,
+                                     self.compute_rp)
         self.client = placement.PlacementClient(retry_delay=0.01)
 
     # --- helpers ------------------------------------------------------------
@@ -244,6 +247,8 @@ class PlacementSyncTest(base.TestCase):
             '/allocations/%s' % consumer)['allocations'].items()}
 
     def _assert_unchanged_pass(self):
+        # As another conductor would, which has not seen the providers.
+        placement_sync.forget_providers()
         self.client.requests.clear()
         summary = self._sync()
         self.assertEqual(0, self.client.writes, self.client.requests)

@@ -21,30 +21,27 @@ them, creates and binds ARQs through the conductors and waits for the
 
 import signal
 
-import testtools
 
 from cyborg.objects import device_profile
 from cyborg.tests import functional
-from cyborg.tests.functional import processes
+from cyborg.tests.functional import services
 
 HOSTS = 3
 
 
-@testtools.skipIf(functional.rabbitmqctl('status'),
-                  'needs rabbitmqctl to give the test a virtual host')
-class TestConductorsAndAgents(processes.ServicesTestCase):
+class TestConductorsAndAgents(services.ServicesTestCase):
 
     def setUp(self):
         super().setUp()
-        self.vhost = self.use_vhost()
+        self.use_vhost()
         self.conductors = [self.start_conductor(i) for i in range(2)]
-        for i in range(HOSTS):
-            self.start_agent('%s-%d' % (self.placement.hostname, i))
+        for host in self.host_names(HOSTS):
+            self.start_agent(host)
 
     def test_devices_reach_placement_and_instances_boot(self):
         self.wait_for_placement()
-        self.api.device_profile_create(self.ctx, device_profile.DeviceProfile(
-            self.ctx, name='fpga', groups=[processes.PROFILE]))
+        self.rpc.device_profile_create(self.ctx, device_profile.DeviceProfile(
+            self.ctx, name='fpga', groups=[services.PROFILE]))
         host = sorted(self.compute_rps)[0]
         self.assert_handle_of(*self.boot(host))
 
@@ -55,7 +52,7 @@ class TestConductorsAndAgents(processes.ServicesTestCase):
         self.boot(host)
 
         # A card added to a host reaches Placement through the next report.
-        self.trees[host].intel_fpga('0000:af:00.0', vfs=processes.VFS)
+        self.trees[host].intel_fpga('0000:af:00.0', vfs=services.VFS)
         functional.wait('the new card', lambda: '%s_0000:af:00.0' % host in
                         self.children(host))
 

@@ -13,7 +13,8 @@
 
 Conductors racing for one host's lease, each in its own transaction,
 must leave exactly one owner, whether the host's row exists yet or not
-and when a lease has expired; a report that removes a tree of deployables
+and when a lease has expired, and many hosts added at once must all be
+added; a report that removes a tree of deployables
 must satisfy the servers' foreign key checks.
 """
 
@@ -59,6 +60,19 @@ class _HostLease:
     def test_one_winner_for_a_new_host(self):
         self._race_for_lease(['c%d' % i for i in range(self.THREADS)])
         self.assertEqual(1, len(host_db.get_all(self.ctx)))
+
+    def test_many_new_hosts_at_once(self):
+        # Agents starting together: each conductor thread adds another
+        # host. On MariaDB, adding rows in one gap of the unique index
+        # must not deadlock (nor fail on a savepoint the deadlock ended).
+        hosts = ['new-host-%d' % i for i in range(self.THREADS)]
+        results = db_utils.race(host_db.set_compute_rp,
+                                [(h, 'rp-' + h) for h in hosts])
+        self.assertEqual(hosts, [r.hostname for r in results])
+        results = db_utils.race(host_db.lease_acquire,
+                                [('other-' + h, 'c', 60) for h in hosts])
+        self.assertEqual([True] * self.THREADS, results)
+        self.assertEqual(2 * self.THREADS, len(host_db.get_all(self.ctx)))
 
     def test_one_winner_for_a_free_lease(self):
         host_db.set_compute_rp(self.ctx, HOST, 'rp')

@@ -11,30 +11,31 @@
 # under the License.
 """Fault tests: a part of the deployment goes away while Cyborg works.
 
-Each test runs the services as processes (:mod:`..processes`), takes a
-conductor, an agent, the broker or Placement away in the middle of its
-work, brings it back, and checks that every accelerator request ends in
-a final state, that Nova heard of each, and that nothing leaked. The
-figures they log are those of ``doc/source/admin/failure-behaviour.rst``.
+Each test runs the services as processes
+(:mod:`cyborg.tests.functional.services`), takes a conductor, an agent,
+the broker, Placement, the database or Nova away in the middle of their
+work (or restarts every service in turn), brings it back, and checks that
+every accelerator request ends in a final state, that Nova heard of each,
+and that nothing leaked. The figures they log are those of
+``doc/source/admin/failure-behaviour.rst``.
 """
 
 import os
 
 from cyborg.demo import glance as glance_server
-from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import device_profile
 from cyborg.objects import nova_event as event_obj
 from cyborg import states
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
-from cyborg.tests.functional import processes
+from cyborg.tests.functional import services
 
 #: A profile whose binds load a bitstream into the region first.
 BITSTREAM_PROFILE = 'fpga-bitstream'
 
 
-class FaultTestCase(processes.ServicesTestCase):
+class FaultTestCase(services.ServicesTestCase):
     """Services as processes, and FPGA programming that waits for a gate.
 
     The agents' ``fpgaconf`` stands in for OPAE's: it records its call,
@@ -59,31 +60,29 @@ class FaultTestCase(processes.ServicesTestCase):
         with open(self.gate, 'w'):
             pass
 
-    def programming_sections(self):
-        """Options of an agent that programs through the stand-in tool."""
-        return {'fpga': {'fpgaconf_path': self.fpgaconf.path},
-                'glance': {'endpoint_override': self.glance.url,
-                           'download_dir': self.tmp}}
+    def start_programming_agent(self, host):
+        """Start the agent of ``host``; it programs with the stand-in tool."""
+        return self.start_agent(
+            host, fpga={'fpgaconf_path': self.fpgaconf.path},
+            glance={'endpoint_override': self.glance.url,
+                    'download_dir': self.tmp})
 
     def create_profiles(self):
         """``fpga``, any Intel FPGA; :data:`BITSTREAM_PROFILE`, programmed."""
-        for name, group in (('fpga', processes.PROFILE),
+        for name, group in (('fpga', services.PROFILE),
                             (BITSTREAM_PROFILE, dict(
-                                processes.PROFILE,
+                                services.PROFILE,
                                 **{'accel:bitstream_id': self.image['id']}))):
-            self.api.device_profile_create(
+            self.rpc.device_profile_create(
                 self.ctx, device_profile.DeviceProfile(
                     self.ctx, name=name, groups=[group]))
-
-    def arq(self, arq):
-        return arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
 
     def assert_consistent(self, bound):
         """Every ARQ of ``bound`` is Bound, to a handle of its own.
 
         No other handle is in use, and every event reached Nova.
         """
-        arqs = [self.arq(a) for a in bound]
+        arqs = [self.reload_arq(a) for a in bound]
         self.assertEqual([states.BOUND] * len(arqs), [a.state for a in arqs])
         handles = [a.attach_handle_id for a in arqs]
         self.assertEqual(len(handles), len(set(handles)))

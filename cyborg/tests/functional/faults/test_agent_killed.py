@@ -15,7 +15,6 @@ import signal
 import time
 
 from oslo_log import log
-import testtools
 
 from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import deployable as deployable_obj
@@ -29,8 +28,6 @@ LOG = log.getLogger(__name__)
 NOTICE = 4
 
 
-@testtools.skipIf(functional.rabbitmqctl('status'),
-                  'needs rabbitmqctl to give the test a virtual host')
 class TestAgentKilled(faults.FaultTestCase):
 
     def setUp(self):
@@ -38,8 +35,7 @@ class TestAgentKilled(faults.FaultTestCase):
         self.use_vhost()
         self.start_conductor(0, DEFAULT={'rpc_response_timeout': NOTICE})
         self.host = self.placement.hostname
-        self.agent = self.start_agent(self.host,
-                                      **self.programming_sections())
+        self.agent = self.start_programming_agent(self.host)
 
     def _placement_view(self):
         """Cyborg's providers of the host: inventories, traits, usages."""
@@ -62,10 +58,10 @@ class TestAgentKilled(faults.FaultTestCase):
         self.agent.stop(signal.SIGKILL)
         killed = time.monotonic()
         # The conductor hears no heartbeat: the bind fails, Nova is told.
-        self.event(instance, arq, status='failed', timeout=NOTICE * 5)
+        self.event(instance, arq.uuid, status='failed', timeout=NOTICE * 5)
         LOG.info('The bind failed %.1f s after its agent was killed',
                  time.monotonic() - killed)
-        arq = self.arq(arq)
+        arq = self.reload_arq(arq)
         self.assertEqual(states.BIND_FAILED, arq.state)
         self.assertIsNone(arq.attach_handle_id)
         self.assertEqual([], handle_obj.AttachHandle.list(
@@ -82,8 +78,7 @@ class TestAgentKilled(faults.FaultTestCase):
 
         # The agent comes back; Nova's next try programs the region again.
         self.open_gate()
-        self.agent = self.start_agent(self.host,
-                                      **self.programming_sections())
+        self.agent = self.start_programming_agent(self.host)
         functional.wait('the agent back', lambda: 'cyborg-agent serving on'
                         in self.agent.log())
         again = self.boot(self.host, rp, faults.BITSTREAM_PROFILE)

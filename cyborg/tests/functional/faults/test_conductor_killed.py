@@ -15,7 +15,6 @@ import signal
 import time
 
 from oslo_log import log
-import testtools
 
 from cyborg.conductor import rpcapi
 from cyborg.tests import functional
@@ -26,24 +25,21 @@ LOG = log.getLogger(__name__)
 HOSTS = 2
 
 
-@testtools.skipIf(functional.rabbitmqctl('status'),
-                  'needs rabbitmqctl to give the test a virtual host')
 class TestConductorKilled(faults.FaultTestCase):
 
     def setUp(self):
         super().setUp()
         self.use_vhost()
         self.conductors = [self.start_conductor(i) for i in range(2)]
-        self.hosts = ['%s-%d' % (self.placement.hostname, i)
-                      for i in range(HOSTS)]
+        self.hosts = self.host_names(HOSTS)
         for host in self.hosts:
-            self.start_agent(host, **self.programming_sections())
+            self.start_programming_agent(host)
 
-    def _api_of(self, index):
+    def _rpc_of(self, index):
         """A conductor client that calls ``conductor-<index>`` only."""
-        api = rpcapi.ConductorAPI()
-        api.client = api.client.prepare(server='conductor-%d' % index)
-        return api
+        client = rpcapi.ConductorAPI()
+        client.client = client.client.prepare(server='conductor-%d' % index)
+        return client
 
     def test_survivor_serves_and_restarted_conductor_resumes(self):
         self.wait_for_placement()
@@ -53,7 +49,7 @@ class TestConductorKilled(faults.FaultTestCase):
         # The last region stays free for a boot while the others program.
         (spare_host, spare_rp) = regions.pop()
         batch = [self.start_bind(host, rp, faults.BITSTREAM_PROFILE,
-                                 api=self._api_of(i % 2))
+                                 rpc=self._rpc_of(i % 2))
                  for i, (host, rp) in enumerate(regions)]
         functional.wait('every bind programming',
                         lambda: len(self.fpgaconf.calls) == len(batch))
@@ -73,10 +69,10 @@ class TestConductorKilled(faults.FaultTestCase):
                         'accelerator requests' in restarted.log())
         self.open_gate()
         for instance, arq in batch:
-            self.event(instance, arq)
+            self.event(instance, arq.uuid)
         LOG.info('%d binds resumed and bound %.1f s after the kill',
                  len(batch), time.monotonic() - killed)
 
         self.assert_consistent([arq for _, arq in batch] + [spare[0]])
         for (instance, arq), (host, rp) in zip(batch, regions):
-            self.assert_handle_of(self.arq(arq), rp)
+            self.assert_handle_of(self.reload_arq(arq), rp)

@@ -15,13 +15,12 @@ import collections
 import time
 
 from oslo_log import log
-import testtools
 
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import functional
 from cyborg.tests.functional import faults
-from cyborg.tests.functional import processes
+from cyborg.tests.functional import services
 
 LOG = log.getLogger(__name__)
 
@@ -30,8 +29,6 @@ OUTAGE = 60
 NEW_CARD = '0000:af:00.0'
 
 
-@testtools.skipIf(functional.rabbitmqctl('status'),
-                  'needs rabbitmqctl to give the test a virtual host')
 class TestPlacementOutage(faults.FaultTestCase):
 
     def setUp(self):
@@ -64,31 +61,31 @@ class TestPlacementOutage(faults.FaultTestCase):
         # Nova claimed both before Placement went away.
         plain_instance = self.allocate(plain_rp)
         short_instance = self.allocate(short_rp)
-        (plain_arq,) = self.api.arq_create(self.ctx, 'fpga', 'p')
-        (short_arq,) = self.api.arq_create(self.ctx, 'fpga', 'p')
+        (plain_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
+        (short_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         before = self._providers()
 
         self.placement.stop()
         stopped = time.monotonic()
         # A card appears; its report reaches the database only.
-        self.trees[self.plain].intel_fpga(NEW_CARD, vfs=processes.VFS)
+        self.trees[self.plain].intel_fpga(NEW_CARD, vfs=services.VFS)
         # A bind on the host as its agent names it needs no Placement.
-        self.api.arq_apply_patch(self.ctx, {plain_arq.uuid: {
+        self.rpc.arq_apply_patch(self.ctx, {plain_arq.uuid: {
             'hostname': self.plain, 'device_rp_uuid': plain_rp,
             'instance_uuid': plain_instance}})
-        self.event(plain_instance, plain_arq)
+        self.event(plain_instance, plain_arq.uuid)
         # One that names the compute node needs Placement to tell which
         # host that is: refused at once, the ARQ left as it was.
         asked = time.monotonic()
         self.assertRaises(
-            exception.PlacementUnavailable, self.api.arq_apply_patch,
+            exception.PlacementUnavailable, self.rpc.arq_apply_patch,
             self.ctx, {short_arq.uuid: {
                 'hostname': self.nodes[self.short],
                 'device_rp_uuid': short_rp,
                 'instance_uuid': short_instance}})
         LOG.info('A bind that needs Placement was refused after %.1f s',
                  time.monotonic() - asked)
-        self.assertEqual(states.INITIAL, self.arq(short_arq).state)
+        self.assertEqual(states.INITIAL, self.reload_arq(short_arq).state)
         # The outage lasts its minute whatever happens in it.
         time.sleep(max(0, OUTAGE - (time.monotonic() - stopped)))
 
@@ -107,11 +104,11 @@ class TestPlacementOutage(faults.FaultTestCase):
                          dict(after))
         inventory = self.rp.get('/resource_providers/%s/inventories' %
                                 after[new_rp][0]).json()['inventories']
-        self.assertEqual(processes.VFS, inventory['FPGA']['total'])
+        self.assertEqual(services.VFS, inventory['FPGA']['total'])
 
         # Nova tries the refused bind again.
-        self.api.arq_apply_patch(self.ctx, {short_arq.uuid: {
+        self.rpc.arq_apply_patch(self.ctx, {short_arq.uuid: {
             'hostname': self.nodes[self.short], 'device_rp_uuid': short_rp,
             'instance_uuid': short_instance}})
-        self.event(short_instance, short_arq)
+        self.event(short_instance, short_arq.uuid)
         self.assert_consistent([plain_arq, short_arq])

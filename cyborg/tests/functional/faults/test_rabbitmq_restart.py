@@ -31,7 +31,7 @@ import testtools
 
 from cyborg.tests import functional
 from cyborg.tests.functional import faults
-from cyborg.tests.functional import processes
+from cyborg.tests.functional import services
 
 LOG = log.getLogger(__name__)
 
@@ -127,8 +127,7 @@ class TestRabbitMQRestarted(faults.FaultTestCase):
                          group='oslo_messaging_rabbit')
         durable = {'oslo_messaging_rabbit': {'amqp_durable_queues': 'true'}}
         self.conductor = self.start_conductor(0, **durable)
-        self.hosts = ['%s-%d' % (self.placement.hostname, i)
-                      for i in range(2)]
+        self.hosts = self.host_names(2)
         self.agents = [self.start_agent(host, **durable)
                        for host in self.hosts]
 
@@ -142,13 +141,13 @@ class TestRabbitMQRestarted(faults.FaultTestCase):
         # appears meanwhile: both must get through once it is back.
         rp = self.candidate(second)
         instance = self.allocate(rp)
-        (arq,) = self.api.arq_create(self.ctx, 'fpga', 'p')
+        (arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         self.node.stop()
         stopped = time.monotonic()
-        self.trees[second].intel_fpga('0000:af:00.0', vfs=processes.VFS)
+        self.trees[second].intel_fpga('0000:af:00.0', vfs=services.VFS)
         patched = []
         patch = threading.Thread(target=lambda: patched.append(
-            self.api.arq_apply_patch(self.ctx, {arq.uuid: {
+            self.rpc.arq_apply_patch(self.ctx, {arq.uuid: {
                 'hostname': second, 'device_rp_uuid': rp,
                 'instance_uuid': instance}})))
         patch.start()
@@ -160,7 +159,7 @@ class TestRabbitMQRestarted(faults.FaultTestCase):
         LOG.info('The broker was away %.1f s, %.1f s of them starting',
                  time.monotonic() - stopped, time.monotonic() - started)
 
-        self.event(instance, arq)
+        self.event(instance, arq.uuid)
         patch.join(60)
         self.assertEqual([None], patched)
         LOG.info('The bind asked for during the outage was bound %.1f s '

@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
+from cyborg.db import nova_event as nova_event_db
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import base
@@ -122,6 +123,28 @@ class TestAcceleratorRequests(base.TestCase):
         got = db_api.get(self.admin_context, 'accelerator_request',
                          third.uuid)
         self.assertEqual(states.BIND_STARTED, got.state)
+
+    def test_claim_that_finishes_binds_a_pci_handle_at_once(self):
+        arq = self._bind_started()
+        bound = arq_db.claim_handle(self.admin_context, arq.uuid,
+                                    self.deployable.id, finish=True)
+        self.assertEqual(states.BOUND, bound.state)
+        self.assertEqual('PCI', bound.attach_handle.attach_type)
+        # Its event for Nova is recorded with it.
+        self.assertEqual([(arq.instance_uuid, arq.uuid, 'completed')], [
+            (e.instance_uuid, e.arq_uuid, e.status)
+            for e in nova_event_db.take_due(self.admin_context, 10, 60)])
+
+    def test_claim_that_finishes_leaves_an_mdev_handle_binding(self):
+        _, deployable, _ = db_utils.create_device_tree(
+            self.admin_context, pci_address='0000:3b:00.0',
+            attach_type='MDEV', asked_type='nvidia-222')
+        arq = self._bind_started()
+        claimed = arq_db.claim_handle(self.admin_context, arq.uuid,
+                                      deployable.id, finish=True)
+        self.assertEqual(states.BIND_STARTED, claimed.state)
+        self.assertEqual([], nova_event_db.take_due(self.admin_context,
+                                                    10, 60))
 
     def test_bind_of_arq_in_wrong_state_releases_the_handle(self):
         arq = self._arq()

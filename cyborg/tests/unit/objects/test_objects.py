@@ -42,7 +42,7 @@ EXPECTED_FINGERPRINTS = {
     'Device': '1.1-066ecf72e9ac7089ccbcaa8ba3bdc9ff',
     'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
     'DeviceReport': '1.0-f5274f118b47b17f8117b196c1a84d31',
-    'Host': '1.0-83d48aa6e635a7bf3c025d6bf82fca96',
+    'Host': '1.1-f549a79b47c412bb4a33d1633239df5b',
     'NovaEvent': '1.0-d71a1fe41825eedad49e8957684ffea9',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
 }

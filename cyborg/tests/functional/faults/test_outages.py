@@ -24,17 +24,13 @@ import os
 import threading
 import time
 import urllib.parse
-import uuid
 
-from oslo_db.sqlalchemy import test_fixtures
 import requests
 
 from cyborg.api import errors
 from cyborg.conductor import nova_events as nova_event_sender
-from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.db import models
-from cyborg.demo import nova_events
 from cyborg.tests import functional
 from cyborg.tests.functional.db import test_concurrency
 from cyborg.tests.functional import services
@@ -51,12 +47,12 @@ def _percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-class _ServicesOnDatabase(test_fixtures.OpportunisticDBTestMixin,
-                          services.ServicesTestCase):
+class _ServicesOnDatabase(services.ServicesTestCase):
     """The services on a database of their own behind a TCP proxy."""
 
     def setUp(self):
         super().setUp()
+        self.use_vhost()
         url = db_api.get_engine().url
         self.proxy = self.useFixture(tcp_proxy.TCPProxy((
             url.host or '127.0.0.1',
@@ -65,11 +61,6 @@ class _ServicesOnDatabase(test_fixtures.OpportunisticDBTestMixin,
             host='127.0.0.1', port=self.proxy.port).render_as_string(
                 hide_password=False)
         self.host = self.placement.hostname
-        self.ctx = context.get_admin_context()
-
-    def _restart_nova(self):
-        port = urllib.parse.urlsplit(self.nova.url).port
-        self.nova = nova_events.EventReceiver(port=port).start()
 
     def _profile(self):
         response = self.request('POST', '/device_profiles', [
@@ -84,9 +75,10 @@ class _DatabaseOutage:
         super().setUp()
         # Stopped in the reverse order: an agent stops at once while a
         # conductor answers its reports.
-        self.conductor = self._conductor('conductor', self.db_url)
-        self._agent(self.host, cards=services.CARDS[:1], vfs=4)
-        self.api_process = self._api(self.db_url)
+        self.conductor = self.start_conductor(0)
+        self.add_host(self.host, cards=services.CARDS[:1], vfs=4)
+        self.start_agent(self.host)
+        self.api_process = self.start_api()
 
     def _unavailable(self, method, path, body=None):
         """The request is answered 503 in the API's error form, in time."""
@@ -102,9 +94,8 @@ class _DatabaseOutage:
         return took
 
     def test_unreachable_database_answers_503_then_recovers(self):
-        functional.wait('the card in Placement',
-                        lambda: self._all_in_placement(cards=1))
-        (rp_uuid,) = self._children(self.host).values()
+        self.wait_for_placement()
+        (rp_uuid,) = self.children(self.host).values()
         self._profile()
         # Nova is away too: the bind's event waits in the database.
         self.nova.stop()
@@ -146,12 +137,9 @@ class _DatabaseOutage:
         print('database back: the API answered again in %.2f s' % (
             time.monotonic() - recovered_at))
         second, _ = self.bind(initial, self.host, rp_uuid)
-        self._restart_nova()
+        self.restart_nova()
         for arq_uuid, server in ((waiting, instance), (initial, second)):
-            self.assertEqual([{'name': 'accelerator-request-bound',
-                               'server_uuid': server, 'tag': arq_uuid,
-                               'status': 'completed'}],
-                             self.nova.wait_for(server, 1, timeout=60))
+            self.event(server, arq_uuid)
         # The event sender met the outage and carried on; the API knew
         # each failure for what it was.
         self.assertIn('Cannot reach the database to send events to Nova',
@@ -179,7 +167,6 @@ class TestDatabaseOutagePostgreSQL(_DatabaseOutage, _ServicesOnDatabase):
 class TestNovaOutage(_ServicesOnDatabase):
     """Nova is away for two minutes while instances' ARQs are bound."""
 
-    FIXTURE = test_concurrency.PostgreSQLFixture
     #: Binds while Nova is up, to compare with; binds while it is away.
     WARM = 20
     BOOTS = 50
@@ -187,9 +174,10 @@ class TestNovaOutage(_ServicesOnDatabase):
 
     def setUp(self):
         super().setUp()
-        self._conductor('conductor', self.db_url)
-        self._agent(self.host, vfs=(self.WARM + self.BOOTS) // 2)
-        self._api(self.db_url)
+        self.start_conductor(0)
+        self.add_host(self.host, vfs=(self.WARM + self.BOOTS) // 2)
+        self.start_agent(self.host)
+        self.start_api()
 
     def _boots(self, count, rps):
         """Bind one ARQ for each of ``count`` instances, one by one.
@@ -206,14 +194,11 @@ class TestNovaOutage(_ServicesOnDatabase):
 
     def _events_of(self, boots):
         for instance, (arq_uuid, _) in boots.items():
-            self.assertEqual([{'name': 'accelerator-request-bound',
-                               'server_uuid': instance, 'tag': arq_uuid,
-                               'status': 'completed'}],
-                             self.nova.wait_for(instance, 1, timeout=60))
+            self.event(instance, arq_uuid)
 
     def test_events_wait_for_nova_and_binds_do_not(self):
-        functional.wait('the cards in Placement', self._all_in_placement)
-        rps = sorted(self._children(self.host).values())
+        self.wait_for_placement()
+        rps = sorted(self.children(self.host).values())
         self._profile()
         up = self._boots(self.WARM, rps)
         self._events_of(up)
@@ -224,7 +209,7 @@ class TestNovaOutage(_ServicesOnDatabase):
         bound_in = time.monotonic() - stopped
         # Nova stays away for its two minutes: nothing to wait for here.
         time.sleep(max(0, self.NOVA_OUTAGE - bound_in))
-        self._restart_nova()
+        self.restart_nova()
         back = time.monotonic()
         self._events_of(down)
         delivered_in = time.monotonic() - back
@@ -253,18 +238,17 @@ class _Retryable(Exception):
 class TestRollingRestart(_ServicesOnDatabase):
     """Every service restarts, one by one, while clients bind and unbind."""
 
-    FIXTURE = test_concurrency.PostgreSQLFixture
     CLIENTS = 2
     HOSTS = 2
 
     def setUp(self):
         super().setUp()
-        self.conductors = [self._conductor('conductor-%d' % i, self.db_url)
-                           for i in range(2)]
-        self.hosts = ['%s-%d' % (self.host, i) for i in range(self.HOSTS)]
-        self.agents = [self._agent(host, cards=services.CARDS[:1])
-                       for host in self.hosts]
-        self.api_process = self._api(self.db_url)
+        self.conductors = [self.start_conductor(i) for i in range(2)]
+        self.hosts = self.host_names(self.HOSTS)
+        for host in self.hosts:
+            self.add_host(host, cards=services.CARDS[:1])
+        self.agents = [self.start_agent(host) for host in self.hosts]
+        self.api_process = self.start_api()
         self.cycles = 0
         self.retries = 0
         self.failures = []
@@ -306,12 +290,7 @@ class TestRollingRestart(_ServicesOnDatabase):
 
     def _cycle(self, host, rp_uuid):
         """Create, claim, bind, unbind, delete, release: one boot's life."""
-        instance = str(uuid.uuid4())
-        response = self.rp.put('/allocations/' + instance, json={
-            'allocations': {rp_uuid: {'resources': {'FPGA': 1}}},
-            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
-            'consumer_type': 'INSTANCE'})
-        self.assertEqual(204, response.status_code, response.text)
+        instance = self.allocate(rp_uuid)
         (arq,) = self._call('POST', '/accelerator_requests',
                             {'device_profile_name': 'fpga'}).json()['arqs']
         # A PATCH repeated after its answer was lost finds the bind begun.
@@ -358,21 +337,22 @@ class TestRollingRestart(_ServicesOnDatabase):
 
     # --- the operator: restart every service, one by one -------------------
 
-    def _restart(self, process, command, name, sections, ready):
+    def _restart(self, process, start, *args):
+        """Stop ``process``, then ``start(*args)`` again, and wait."""
         process.stop()
-        started = self._start(command, name, sections)
-        functional.wait('%s ready' % name, ready, timeout=60)
+        started = start(*args)
+        functional.wait('%s ready' % started.log_path,
+                        lambda: 'serving on' in started.log(), timeout=60)
         self._cycles_pass()
         return started
 
     def test_nothing_lost(self):
-        functional.wait('the cards in Placement', lambda: all(
-            len(self._children(host)) == 1 for host in self.hosts))
+        self.wait_for_placement()
         self._profile()
         clients = []
         for i in range(self.CLIENTS):
             host = self.hosts[i % self.HOSTS]
-            (rp_uuid,) = self._children(host).values()
+            (rp_uuid,) = self.children(host).values()
             clients.append(threading.Thread(target=self._client,
                                             args=(host, rp_uuid)))
         for client in clients:
@@ -381,24 +361,16 @@ class TestRollingRestart(_ServicesOnDatabase):
         self._cycles_pass()
         start = time.monotonic()
 
-        port = urllib.parse.urlsplit(self.url).port
+        port = urllib.parse.urlsplit(self.api_url).port
         self.api_process.stop()
-        self.api_process = self._api(self.db_url, name='api-new', port=port)
+        self.api_process = self.start_api(port=port)
         self._cycles_pass()
         for i, process in enumerate(self.conductors):
-            name = 'conductor-%d' % i
-            log = os.path.join(self.tmp, name + '-new.log')
-            self.conductors[i] = self._restart(
-                process, 'cyborg-conductor', name + '-new',
-                self._conductor_conf(name, self.db_url),
-                lambda: 'serving on' in _read(log))
+            self.conductors[i] = self._restart(process, self.start_conductor,
+                                               i)
         for i, process in enumerate(self.agents):
-            host = self.hosts[i]
-            log = os.path.join(self.tmp, host + '-new.log')
-            self.agents[i] = self._restart(
-                process, 'cyborg-agent', host + '-new',
-                self._agent_conf(host, os.path.join(self.tmp, host)),
-                lambda: 'serving on' in _read(log))
+            self.agents[i] = self._restart(process, self.start_agent,
+                                           self.hosts[i])
         self.stopping.set()
         for client in clients:
             client.join(120)
@@ -412,7 +384,7 @@ class TestRollingRestart(_ServicesOnDatabase):
         self.assertEqual([], self._call('GET', '/accelerator_requests')
                          .json()['arqs'])
         for host in self.hosts:
-            for rp_uuid in self._children(host).values():
+            for rp_uuid in self.children(host).values():
                 usages = self.rp.get('/resource_providers/%s/usages'
                                      % rp_uuid).json()['usages']
                 self.assertEqual({'FPGA': 0}, usages)
@@ -422,13 +394,5 @@ class TestRollingRestart(_ServicesOnDatabase):
         # Nothing unexpected happened on the way.
         for name in sorted(os.listdir(self.tmp)):
             if name.endswith('.log'):
-                self.assertNotIn('Traceback',
-                                 _read(os.path.join(self.tmp, name)), name)
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return ''
+                with open(os.path.join(self.tmp, name)) as f:
+                    self.assertNotIn('Traceback', f.read(), name)
