@@ -19,9 +19,10 @@
 
 Without ``--url`` it starts the API (cheroot, as ``cyborg-api`` serves it)
 and an in-process conductor on ``fake://`` in a child process, on a fresh
-database holding 200 device profiles and 5,000 accelerator requests, and
-counts the SQL statements the API runs for each request (a SQLAlchemy
-event listener) to show that no query count grows with the rows returned.
+database holding 200 device profiles and 5,000 accelerator requests (or
+``--arqs``), and counts the SQL statements the API runs for each request
+(a SQLAlchemy event listener) to show that no query count grows with the
+rows returned.
 With ``--url`` it measures a running service seeded the same way by the
 caller (the profile and instance names are printed) and cannot count SQL.
 
@@ -30,6 +31,7 @@ the SQL statements per request.
 """
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing
@@ -53,8 +55,8 @@ def _instance(index):
     return '00000000-0000-4000-8000-%012d' % index
 
 
-def _seed(ctx):
-    """200 profiles; 5,000 ARQs, some instances' bound to handles."""
+def _seed(ctx, total):
+    """200 profiles; ``total`` ARQs, some instances' bound to handles."""
     from cyborg.db import accelerator_request as arq_db
     from cyborg.db import api as db_api
     from cyborg.tests import db_utils
@@ -79,7 +81,7 @@ def _seed(ctx):
         db_api.update(ctx, 'accelerator_request', arq.uuid,
                       {'attach_handle_id': handle.id})
     # The rest: four per instance, like small VMs, not yet bound.
-    rest = ARQS - bound
+    rest = total - bound
     for start in range(0, rest, 500):
         arq_db.create_many(ctx, [
             {'device_profile_id': profiles[i % PROFILES].id,
@@ -114,7 +116,7 @@ class _SQLCounter:
         return [body]
 
 
-def _serve(database, transport_url, ready):
+def _serve(database, transport_url, ready, arqs):
     """Child process: database, conductor and API; sends the port."""
     import futurist
     from sqlalchemy import event  # noqa: F401 (loads the listener API)
@@ -143,7 +145,7 @@ def _serve(database, transport_url, ready):
     engine = db_api.get_engine()
     models.BASE.metadata.drop_all(engine)
     models.BASE.metadata.create_all(engine)
-    _seed(context.get_admin_context())
+    _seed(context.get_admin_context(), arqs)
 
     rpc.init(conf, url=transport_url)
     conductor = service.RPCService(
@@ -201,9 +203,12 @@ def _measure(client, name, count, method, path, body=None, expect=200,
     cuts = statistics.quantiles(timings, n=100)
     sql = ('n/a' if statements == {None} else
            '/'.join(str(s) for s in sorted(statements)))
+    figures = {'p50': cuts[49], 'p90': cuts[89], 'p99': cuts[98],
+               'mean': statistics.fmean(timings)}
     print('%-44s %6d %8.2f %8.2f %8.2f %8.2f %8s' % (
-        name, count, cuts[49], cuts[89], cuts[98], statistics.fmean(timings),
-        sql))
+        name, count, figures['p50'], figures['p90'], figures['p99'],
+        figures['mean'], sql))
+    return figures
 
 
 def _expect_len(count):
@@ -215,10 +220,22 @@ def _expect_len(count):
     return check
 
 
-def run(url, count):
-    client = Client(url)
+def _header():
     print('%-44s %6s %8s %8s %8s %8s %8s' % (
         'call', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', 'SQL'))
+
+
+def measure_instance(url, count):
+    """The list of an instance's 4 ARQs: p50, p90, p99 and mean in ms."""
+    _header()
+    return _measure(Client(url), 'GET /accelerator_requests?instance= (4)',
+                    count, 'GET', '/accelerator_requests?instance=%s' %
+                    _instance(1), check=_expect_len(4))
+
+
+def run(url, count):
+    client = Client(url)
+    _header()
     _measure(client, 'GET /device_profiles?name=<one of 200>', count, 'GET',
              '/device_profiles?name=profile-123', check=_expect_len(1))
     _measure(client, 'GET /device_profiles (all 200)', count // 4, 'GET',
@@ -247,26 +264,38 @@ def main():
                         'every 50 ms; rabbit://... measures RabbitMQ)')
     parser.add_argument('--count', type=int, default=400,
                         help='requests per call (default 400)')
+    parser.add_argument('--arqs', type=int, default=ARQS,
+                        help='accelerator requests in the table (default '
+                        '%d)' % ARQS)
     args = parser.parse_args()
     if args.url:
         run(args.url, args.count)
         return
+    with service(args.database, args.transport_url, args.arqs) as url:
+        print('database: %s; RPC: %s; %d profiles, %d ARQs' % (
+            (args.database or 'sqlite').split('://')[0],
+            args.transport_url.split('://')[0], PROFILES, args.arqs))
+        run(url, args.count)
+
+
+@contextlib.contextmanager
+def service(database=None, transport_url='fake://', arqs=ARQS):
+    """The API of a seeded service in a child process: its URL.
+
+    :param database: an empty database (default: a SQLite file).
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        database = args.database or 'sqlite:///%s' % os.path.join(
+        database = database or 'sqlite:///%s' % os.path.join(
             tmp, 'bench.sqlite')
         receive, send = multiprocessing.Pipe(duplex=False)
         child = multiprocessing.get_context('spawn').Process(
-            target=_serve, args=(database, args.transport_url, send),
+            target=_serve, args=(database, transport_url, send, arqs),
             daemon=True)
         child.start()
         try:
-            if not receive.poll(300):
-                raise SystemExit('the service did not start within 300s')
-            port = receive.recv()
-            print('database: %s; RPC: %s; %d profiles, %d ARQs' % (
-                database.split('://')[0],
-                args.transport_url.split('://')[0], PROFILES, ARQS))
-            run('http://127.0.0.1:%d/v2' % port, args.count)
+            if not receive.poll(600):
+                raise SystemExit('the service did not start within 600s')
+            yield 'http://127.0.0.1:%d/v2' % receive.recv()
         finally:
             child.terminate()
             child.join(30)

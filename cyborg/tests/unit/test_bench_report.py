@@ -1,0 +1,146 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The report of tools/bench/compare.py, rendered from given figures."""
+
+import importlib.util
+import pathlib
+
+import docutils.core
+import docutils.utils
+
+from cyborg.tests import base
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+REPORT = ROOT / 'tools' / 'bench' / 'compare_report.py'
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location('compare_report', REPORT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _call(rps, p50=10.0, p99=20.0, c=8, errors=0):
+    return {'c': c, 'rps': rps, 'p50': p50, 'p99': p99, 'errors': errors,
+            'requests': int(rps * 10), 'load_cpu': 0.1}
+
+
+def _memory(api, conductor, agent):
+    figures = {name: {'rest': mib, 'load': mib * 1.5} for name, mib in
+               (('api', api), ('conductor', conductor), ('agent', agent))}
+    figures['all'] = {'rest': api + conductor + agent,
+                      'load': 1.5 * (api + conductor + agent)}
+    return figures
+
+
+def _results():
+    existing = {'create_profile': _call(20, c=4), 'list_profiles': _call(4),
+                'get_profile': _call(8), 'create_arq': _call(12, c=4),
+                'bind_c1': _call(0.8, c=1),
+                'bind_c4': _call(0.8, c=4, errors=2)}
+    # Ours: 10× the existing service on every call but the list (5×)...
+    rabbit = {key: dict(call, rps=call['rps'] * 10, errors=0)
+              for key, call in existing.items()}
+    rabbit['list_profiles']['rps'] = 20
+    # ... whose p99 is 5× its p50.
+    rabbit['list_profiles']['p99'] = 50.0
+    all_in_one = {key: dict(call, rps=call['rps'] * 0.9)
+                  for key, call in rabbit.items()}
+    return {
+        'meta': {'date': '2026-11-27 02:00 UTC', 'machine': 'a CPU',
+                 'commit': 'abc1234', 'duration': 10,
+                 'load_generator': 'wrk', 'load_cpu': 0.05},
+        'cpus': 2, 'api_workers_default': 2, 'list_bytes': 82000,
+        'instance_arqs': {'2000': {'p50': 2.5}, '100000': {'p50': 7.25}},
+        'shapes': {
+            'existing': {'calls': existing,
+                         'memory': _memory(256, 214, 206)},
+            'rabbit': {'calls': rabbit, 'memory': _memory(100, 120, 90)},
+            'all_in_one': {'calls': all_in_one,
+                           'memory': {'all': {'rest': 150, 'load': 200}}},
+            'bare': {'calls': {'list_profiles': _call(100)}},
+        },
+    }
+
+
+class TestCompareReport(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.report = _module()
+
+    def test_targets_are_checked_on_the_figures(self):
+        met = {name: (measured, ok)
+               for name, measured, ok in self.report.targets(_results())}
+        self.assertEqual(('5.0×', False),
+                         met['list 200 device profiles ≥10× existing'])
+        self.assertEqual(('10.0×', True),
+                         met['get a profile by name ≥10× existing'])
+        self.assertEqual(('0', True), met['bind cycle, c=4: 0 errors'])
+        self.assertEqual(('5.0×', False),
+                         met['list 200 profiles: p99 ≤ 3× p50'])
+        self.assertEqual(('20%', False), met[
+            'list 200 profiles ≥ 50% of the bare WSGI limit'])
+        self.assertEqual(('2.50 ms', True), met[
+            "an instance's ARQs p50 ≤ 5 ms at 2,000 ARQs"])
+        self.assertEqual(('7.25 ms', False), met[
+            "an instance's ARQs p50 ≤ 5 ms at 100,000 ARQs"])
+        self.assertEqual(('worst 90%', True), met[
+            'all-in-one within 20% of --rabbit on every call'])
+        self.assertEqual(('2', True), met[
+            'cyborg-api: one worker per CPU by default'])
+        self.assertEqual(('100 of 256 MiB', True),
+                         met['api RSS at rest ≤ ½ existing'])
+        self.assertEqual(('180 of 321 MiB', False),
+                         met['conductor RSS under load ≤ ½ existing'])
+
+    def test_missing_figures_are_not_measured(self):
+        results = _results()
+        del results['shapes']['bare']
+        del results['instance_arqs']
+        met = {name: (measured, ok)
+               for name, measured, ok in self.report.targets(results)}
+        self.assertEqual(('n/a', None), met[
+            'list 200 profiles ≥ 50% of the bare WSGI limit'])
+        self.assertNotIn("an instance's ARQs p50 ≤ 5 ms at 2,000 ARQs", met)
+        self.assertIn('| not measured', self._text(results))
+
+    def _text(self, results):
+        text = self.report.render(results)
+        # Each table row flattened onto one line, prose unwrapped.
+        return text.replace('\n     - ', ' | ').replace(
+            '\n   * - ', '\n').replace('\n', ' ')
+
+    def test_tables_hold_the_figures(self):
+        text = self._text(_results())
+        self.assertIn('list 200 device profiles (c=8) | 4.0 (10.0 / 20.0) | '
+                      '20.0 (10.0 / 50.0) | 18.0 (10.0 / 50.0) | '
+                      '100 (10.0 / 20.0) | 5.0×', text)
+        self.assertIn('bind cycle (c=4) | 0.8 (10.0 / 20.0), 2 errors | '
+                      '8.0 (10.0 / 20.0)', text)
+        self.assertIn('api | 256 / 384 | 100 / 150 | —', text)
+        self.assertIn('all of them | 676 / 1014 | 310 / 465 | 150 / 200',
+                      text)
+        self.assertIn('The list of 200 profiles is 82,000 bytes', text)
+        self.assertIn('list 200 device profiles ≥10× existing | 5.0× | '
+                      '**no**', text)
+
+    def test_the_report_is_valid_restructuredtext(self):
+        text = self.report.render(_results())
+        # Warnings and errors raise; tables of unequal rows are errors.
+        docutils.core.publish_doctree(text, settings_overrides={
+            'halt_level': docutils.utils.Reporter.WARNING_LEVEL,
+            'report_level': docutils.utils.Reporter.WARNING_LEVEL})
+        self.assertEqual([], [line for line in text.splitlines()
+                              if len(line) > 79 and
+                              not line.startswith('   ')])
