@@ -9,7 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Hosts remember the name of their compute node resource provider.
+"""Hosts remember their compute node provider's name and Placement digest.
+
+The name lets a bind naming the compute node (as Nova does, by its FQDN)
+be checked without asking Placement; the digest of what the last complete
+Placement sync saw lets an unchanged sync skip reading every provider,
+whichever conductor ran the last one.
 
 Revision ID: 0004
 Revises: 0003
@@ -27,3 +32,4 @@ depends_on = None
 
 def upgrade():
     op.add_column('hosts', sa.Column('compute_rp_name', sa.String(255)))
+    op.add_column('hosts', sa.Column('placement_digest', sa.String(64)))
