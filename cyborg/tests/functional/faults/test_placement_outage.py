@@ -17,6 +17,7 @@ import time
 from oslo_log import log
 
 from cyborg import exception
+from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import functional
 from cyborg.tests.functional import faults
@@ -64,6 +65,12 @@ class TestPlacementOutage(faults.FaultTestCase):
         (plain_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         (short_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         before = self._providers()
+        # The agent of "short" recorded its compute node's name at start;
+        # forget it, as for a host whose agent has not restarted since the
+        # upgrade that records names, so that a bind naming the node must
+        # ask Placement.
+        host_obj.Host.set_compute_rp(self.ctx, self.short,
+                                     self.compute_rps[self.short])
 
         self.placement.stop()
         stopped = time.monotonic()
@@ -74,8 +81,8 @@ class TestPlacementOutage(faults.FaultTestCase):
             'hostname': self.plain, 'device_rp_uuid': plain_rp,
             'instance_uuid': plain_instance}})
         self.event(plain_instance, plain_arq.uuid)
-        # One that names the compute node needs Placement to tell which
-        # host that is: refused at once, the ARQ left as it was.
+        # One that names a compute node the database cannot tie to a host
+        # needs Placement: refused at once, the ARQ left as it was.
         asked = time.monotonic()
         self.assertRaises(
             exception.PlacementUnavailable, self.rpc.arq_apply_patch,
