@@ -20,6 +20,7 @@ from oslo_config import cfg
 from oslo_log import log
 import setproctitle
 
+from cyborg.common import rpc
 import cyborg.conf
 from cyborg.conf import opts
 from cyborg.db import api as db_api
@@ -81,3 +82,15 @@ def prepare_server(name, argv=None, default_config_files=None):
                     'file %s, which suits one host for development. Set a '
                     'MySQL/MariaDB or PostgreSQL URL in production.',
                     CONF.database.connection)
+
+
+def connect_api(conf):
+    """Open an API process's database engine and RPC transport.
+
+    Done as the process starts (after the fork, for a worker), waiting
+    for the database as ``[database] max_retries`` and ``retry_interval``
+    allow: made by the first request instead, the engine would hold that
+    request for as long while the database is down.
+    """
+    db_api.get_engine()
+    rpc.init(conf)

@@ -31,7 +31,6 @@ from cyborg.api import app
 from cyborg.common import rpc
 from cyborg.conductor import service as conductor_service
 import cyborg.conf
-from cyborg.db import api as db_api
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -65,12 +64,8 @@ class APIWorker(cotyledon.Service):
         self.conductor = None
 
     def run(self):
-        # Connections and transports are made after the fork. The engine
-        # is made now, waiting for the database as [database] max_retries
-        # and retry_interval allow: made by the first request instead, it
-        # would hold that request for as long while the database is down.
-        db_api.get_engine()
-        rpc.init(self.conf)
+        # Connections and transports are made after the fork.
+        startup.connect_api(self.conf)
         if on_fake_transport(self.conf):
             LOG.warning('transport_url is fake://: serving the conductor '
                         'in this process too (development only)')

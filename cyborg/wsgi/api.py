@@ -20,9 +20,7 @@ links follow the request's ``SCRIPT_NAME``.
 import os
 
 from cyborg.api import app
-from cyborg.common import rpc
 import cyborg.conf
-from cyborg.db import api as db_api
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -33,10 +31,7 @@ def init_application():
     startup.prepare_server(
         'cyborg-api', ['cyborg-api'],
         default_config_files=[config_file] if config_file else None)
-    # Made now, so that no request waits for the database as the engine's
-    # first connection does ([database] max_retries and retry_interval).
-    db_api.get_engine()
-    rpc.init(CONF)
+    startup.connect_api(CONF)
     return app.setup_app()
 
 
