@@ -83,8 +83,8 @@ def run(server, conf):
     For a service of one process. oslo.service would start it in a worker
     under a master process that only waits for it, and the master, a fork
     of the same program, holds a second copy of everything it imported
-    (60 to 90 MiB). Signals, as oslo.service's master handles them:
-    ``SIGTERM`` stops the service gracefully, bounded by ``[DEFAULT]
+    (about 70 MiB resident). Signals, as oslo.service's master handles
+    them: ``SIGTERM`` stops the service gracefully, bounded by ``[DEFAULT]
     graceful_shutdown_timeout``; ``SIGINT`` exits at once; ``SIGHUP``
     reads the configuration files again, applying the options that may
     change at run time.
