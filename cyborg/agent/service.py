@@ -114,6 +114,14 @@ class AgentService(service.RPCService):
             self._monitor = hotplug.HotplugMonitor(self.tracker.trigger)
             self._monitor.start()
 
+    def reset(self):
+        """``SIGHUP``: discover the devices again at once.
+
+        A report goes to the conductor if they changed.
+        """
+        if self.tracker is not None:
+            self.tracker.trigger()
+
     def stop(self, graceful=True):
         if self._monitor is not None:
             self._monitor.stop()

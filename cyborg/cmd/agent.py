@@ -12,10 +12,10 @@
 """``cyborg-agent``: discovers, reports and programs this host's devices."""
 
 from oslo_log import log
-from oslo_service import service
 
 from cyborg.agent import service as agent_service
 from cyborg.common import rpc
+from cyborg.common import service
 from cyborg.conductor import rpcapi as conductor_rpcapi
 import cyborg.conf
 from cyborg.drivers import base as drivers_base
@@ -28,8 +28,8 @@ LOG = log.getLogger(__name__)
 
 def main(argv=None):
     startup.parse_config(startup.process_argv('cyborg-agent', argv))
-    # Fail here, with a clear message and a non-zero status, rather than in
-    # the service's worker process, which would be started again and again.
+    # Fail here, with a clear message and a non-zero status, rather than
+    # from the service's threads.
     try:
         drivers = drivers_base.load(CONF.agent.enabled_drivers)
         rpc.init(CONF)
@@ -37,11 +37,11 @@ def main(argv=None):
             agent_service.wait_for_compute_node(
                 conductor_rpcapi.ConductorAPI())
         finally:
-            # The worker process opens its own connections.
+            # The service opens the transport again once its signals are
+            # set (service.run): threads started before would take them.
             rpc.cleanup()
     except exception.CyborgException as e:
         LOG.error('cyborg-agent cannot start: %s', e)
         return 1
-    server = agent_service.AgentService(drivers, host=CONF.host)
-    launcher = service.launch(CONF, server, restart_method='mutate')
-    return launcher.wait()
+    return service.run(agent_service.AgentService(drivers, host=CONF.host),
+                       CONF)

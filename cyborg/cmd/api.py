@@ -16,6 +16,10 @@ cheroot's threaded WSGI server on ``[api] host_ip``:``port``; the kernel
 spreads connections over them (SO_REUSEPORT). Production deployments may
 instead run ``cyborg.wsgi.api:application`` under their web server.
 
+The master process imports the application before it forks the workers,
+which share those pages with it for as long as no process writes to them
+(see :func:`cyborg.common.service.freeze`).
+
 With ``[DEFAULT] transport_url = fake://`` no other process can reach
 this one, so it runs all in one for development: a single worker that
 also serves the conductor.
@@ -29,6 +33,7 @@ import oslo_messaging as messaging
 
 from cyborg.api import app
 from cyborg.common import rpc
+from cyborg.common import service
 from cyborg.conductor import service as conductor_service
 import cyborg.conf
 from cyborg import startup
@@ -99,4 +104,5 @@ def main(argv=None):
         workers = 1
     manager = cotyledon.ServiceManager()
     manager.add(APIWorker, workers=workers, args=(CONF, workers))
+    service.freeze()
     manager.run()

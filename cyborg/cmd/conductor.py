@@ -9,11 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""``cyborg-conductor``: the service that owns the database and Placement."""
+"""``cyborg-conductor``: the service that owns the database and Placement.
 
-from oslo_concurrency import processutils
+One worker (the default) runs in the command's own process; more run
+under oslo.service's master process, forked from it once it has imported
+what they run (see :func:`cyborg.common.service.freeze`).
+"""
+
 from oslo_service import service
 
+from cyborg.common import service as cyborg_service
 from cyborg.conductor import service as conductor_service
 import cyborg.conf
 from cyborg import startup
@@ -23,7 +28,10 @@ CONF = cyborg.conf.CONF
 
 def main(argv=None):
     startup.prepare_server('cyborg-conductor', argv)
-    workers = CONF.conductor.workers or processutils.get_worker_count()
-    launcher = service.launch(CONF, conductor_service.ConductorService(),
-                              workers=workers, restart_method='mutate')
-    launcher.wait()
+    conductor = conductor_service.ConductorService()
+    if CONF.conductor.workers == 1:
+        return cyborg_service.run(conductor, CONF)
+    launcher = service.launch(CONF, conductor, workers=CONF.conductor.workers,
+                              restart_method='mutate')
+    cyborg_service.freeze()
+    return launcher.wait()

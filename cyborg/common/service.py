@@ -9,11 +9,17 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The RPC service that the conductor and the agent run."""
+"""The RPC service that the conductor and the agent run, and its launcher."""
+
+import gc
+import os
+import signal
+import threading
 
 from oslo_log import log
 import oslo_messaging as messaging
 from oslo_service import backend
+from oslo_service import opts as service_opts
 from oslo_service import service
 
 from cyborg.common import rpc
@@ -57,3 +63,61 @@ class RPCService(service.Service):
             self._server.wait()
             self._server = None
         super().stop(graceful=graceful)
+
+
+def freeze():
+    """Keep the objects made so far out of the garbage collector's reach.
+
+    Called by a master process before it forks its workers. A worker
+    shares the pages of its master's objects until it writes to one, and
+    a collection writes to every object it visits: without this, the
+    workers' collections copy the master's heap into each of them (about
+    45 MiB more for cyborg-api's two workers under load).
+    """
+    gc.freeze()
+
+
+def run(server, conf):
+    """Run ``server`` in this process until a signal stops it.
+
+    For a service of one process. oslo.service would start it in a worker
+    under a master process that only waits for it, and the master, a fork
+    of the same program, holds a second copy of everything it imported
+    (about 70 MiB resident). Signals, as oslo.service's master handles
+    them: ``SIGTERM`` stops the service gracefully, bounded by ``[DEFAULT]
+    graceful_shutdown_timeout``; ``SIGINT`` exits at once; ``SIGHUP``
+    reads the configuration files again, applying the options that may
+    change at run time.
+
+    Call it before any thread starts: the threads inherit the blocked
+    signals, which this thread takes with :func:`signal.sigwait`.
+
+    :returns: the exit status, 0 after a graceful stop.
+    """
+    service_opts.register_service_opts(conf)
+    signals = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    server.start()
+    while True:
+        signo = signal.sigwait(signals)
+        if signo == signal.SIGINT:
+            LOG.info('SIGINT: exiting at once')
+            os._exit(1)
+        if signo == signal.SIGTERM:
+            break
+        LOG.info('SIGHUP: reading the configuration files again')
+        conf.mutate_config_files()
+        server.reset()
+    LOG.info('SIGTERM: stopping gracefully')
+    if conf.graceful_shutdown_timeout:
+        overdue = threading.Timer(conf.graceful_shutdown_timeout,
+                                  _overdue_stop)
+        overdue.daemon = True
+        overdue.start()
+    server.stop()
+    return 0
+
+
+def _overdue_stop():
+    LOG.error('The graceful stop took too long: exiting at once')
+    os._exit(1)

@@ -22,16 +22,18 @@ conductor_group = cfg.OptGroup(
 conductor_opts = [
     cfg.IntOpt(
         'workers',
+        default=1,
         min=1,
-        sample_default='<number of CPUs>',
         help="""
 Number of worker processes of one cyborg-conductor service.
 
-When unset, one worker per CPU of the host is started. Each worker consumes
-RPC requests from the shared conductor queue and runs the periodic tasks, so
-more workers bind more accelerator requests at once. Several conductor
-services on different hosts can run side by side as well; they share the
-work through the message queue and the database.
+One worker runs in the command's own process. Its RPC requests and binds
+run on threads, and mostly wait on the database, Placement, Nova and the
+agents, so one process keeps up with many hosts; each more worker costs
+about 70 MiB of memory and its own database connections. Raise it where
+the conductor's CPU is the limit (a worker uses at most one CPU). Several
+conductor services, on one host or several, can run side by side as well;
+they share the work through the message queue and the database.
 """),
     cfg.IntOpt(
         'reconcile_interval',

@@ -36,10 +36,11 @@ Each is seeded with 200 device profiles, then measured for ``--duration``
 seconds per call after a warm-up: wrk (tools/bench/wrk.lua) lists the
 profiles (c=8), gets one by name (c=8), creates ARQs (c=4) and device
 profiles (c=4); Python threads run bind cycles (create, bind, wait for the
-event at the stub Nova, unbind, delete) at c=1 and c=4. The resident
-memory of each service (all its processes) is read at rest and sampled
-under load. tools/bench/api_bench.py then measures an instance's ARQs
-with 2,000 and 100,000 of them in the table. The figures go to
+event at the stub Nova, unbind, delete) at c=1 and c=4. The memory of
+each service (all its processes), resident (RSS) and proportional (PSS,
+which counts a page that forked processes share once), is read at rest
+and sampled under load. tools/bench/api_bench.py then measures an
+instance's ARQs with 2,000 and 100,000 of them in the table. The figures go to
 ``<state>/results.json`` and, rendered by compare_report.py, to
 doc/source/contributor/performance_comparison.inc. Services' logs are in
 ``<state>/<shape>/logs``.
@@ -120,24 +121,51 @@ def _children():
     return tree
 
 
-def rss_mib(pids):
-    """Resident memory of ``pids`` and all their descendants, in MiB."""
+def _tree(pids):
+    """``pids`` and all their descendants."""
     tree = _children()
-    todo, seen, total = list(pids), set(), 0
+    todo, seen = list(pids), []
     while todo:
         pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        todo.extend(tree.get(pid, ()))
-        try:
-            with open('/proc/%d/status' % pid) as f:
-                for line in f:
-                    if line.startswith('VmRSS:'):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total / 1024
+        if pid not in seen:
+            seen.append(pid)
+            todo.extend(tree.get(pid, ()))
+    return seen
+
+
+def _kib(path, field):
+    """The kB figure of line ``field`` of ``path`` (a /proc file), or 0."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except OSError:
+        pass  # the process has gone
+    return 0
+
+
+def rss_mib(pids):
+    """Resident memory of ``pids`` and all their descendants, in MiB.
+
+    Pages that forked processes share count once in each of them.
+    """
+    return sum(_kib('/proc/%d/status' % pid, 'VmRSS:')
+               for pid in _tree(pids)) / 1024
+
+
+def pss_mib(pids):
+    """Proportional set size of ``pids`` and their descendants, in MiB.
+
+    A page that n processes share counts 1/n in each, so the sum counts
+    it once: what the service costs the machine.
+    """
+    return sum(_kib('/proc/%d/smaps_rollup' % pid, 'Pss:')
+               for pid in _tree(pids)) / 1024
+
+
+#: What :func:`memory` reports: {figure's key at rest: function}.
+MEASURES = {'rest': rss_mib, 'pss_rest': pss_mib}
 
 
 class MemorySampler:
@@ -145,14 +173,16 @@ class MemorySampler:
 
     def __init__(self, services):
         self.services = services
-        self.peak = {name: 0 for name in services}
+        self.peak = {name: {key: 0 for key in MEASURES} for name in services}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
         while not self._stop.wait(0.5):
             for name, pids in self.services.items():
-                self.peak[name] = max(self.peak[name], rss_mib(pids))
+                for key, measure in MEASURES.items():
+                    self.peak[name][key] = max(self.peak[name][key],
+                                               measure(pids))
 
     def __enter__(self):
         self._thread.start()
@@ -163,16 +193,28 @@ class MemorySampler:
         self._thread.join()
 
 
+def _load_key(key):
+    # 'rest' -> 'load', 'pss_rest' -> 'pss_load'
+    return key[:-len('rest')] + 'load'
+
+
 def memory(services, sampler=None):
-    """{service: {'rest': MiB[, 'load': MiB]}}, with 'all' their sum."""
-    figures = {name: {'rest': rss_mib(pids)}
+    """{service: {figure: MiB}}, with 'all' their sum.
+
+    The figures: 'rest' and 'load' the resident set (RSS), 'pss_rest' and
+    'pss_load' the proportional set (PSS); 'load' ones with ``sampler``.
+    """
+    figures = {name: {key: measure(pids)
+                      for key, measure in MEASURES.items()}
                for name, pids in services.items()}
-    figures['all'] = {'rest': sum(f['rest'] for f in figures.values())}
     if sampler:
-        for name, peak in sampler.peak.items():
-            figures[name]['load'] = peak
-        # The peaks of the processes, which need not coincide.
-        figures['all']['load'] = sum(sampler.peak.values())
+        for name, peaks in sampler.peak.items():
+            for key, peak in peaks.items():
+                figures[name][_load_key(key)] = peak
+    # The load figures are the peaks of the services, which need not
+    # coincide.
+    figures['all'] = {key: sum(f[key] for f in figures.values())
+                      for key in next(iter(figures.values()), {})}
     return figures
 
 
@@ -623,7 +665,8 @@ def measure(shape, nova, duration):
                   4, duration, 'POST', body)
         figures['memory'] = memory(services, sampler)
         for name, values in figures['memory'].items():
-            values['rest'] = figures['memory_rest'][name]['rest']
+            for key in MEASURES:
+                values[key] = figures['memory_rest'][name][key]
         del figures['memory_rest']
         return figures
     finally:

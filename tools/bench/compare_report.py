@@ -112,14 +112,21 @@ def _memory(results, shape, service, when):
             or {}).get(when)
 
 
-def _memory_table(results):
+#: The memory figures: (label, key at rest, key under load).
+MEMORY = (
+    ('resident set (RSS)', 'rest', 'load'),
+    ('proportional set (PSS)', 'pss_rest', 'pss_load'),
+)
+
+
+def _memory_table(results, rest_key, load_key):
     header = ['service'] + [label for _, label in SHAPES]
     rows = []
     for service in SERVICES + ('all',):
         row = [service if service != 'all' else 'all of them']
         for shape, _ in SHAPES:
-            rest = _memory(results, shape, service, 'rest')
-            load = _memory(results, shape, service, 'load')
+            rest = _memory(results, shape, service, rest_key)
+            load = _memory(results, shape, service, load_key)
             row.append('%s / %s' % (_fmt(rest, 0), _fmt(load, 0))
                        if rest is not None else '—')
         rows.append(row)
@@ -223,10 +230,16 @@ def render(results):
                             '%d%%' % round(100 * meta['load_cpu']),
                             results['cpus']),
         '',
-        'Memory, the resident set of each service summed over its '
-        'processes, in MiB, at rest (seeded, before the load) / the '
-        'most seen under load:', '']
-    lines += _memory_table(results)
+        'Memory of each service, summed over its processes, in MiB, at '
+        'rest (seeded, before the load) / the most seen under load. The '
+        'resident set (RSS) counts a page in every process that maps it, '
+        'so the pages a master shares with the workers it forked count '
+        'once per process; the proportional set (PSS) counts a page that n '
+        'processes share 1/n in each, so once in the sum: what the service '
+        'costs the machine.', '']
+    for label, rest_key, load_key in MEMORY:
+        lines += ['Memory, %s:' % label, '']
+        lines += _memory_table(results, rest_key, load_key)
     counts = sorted(results.get('instance_arqs', {}), key=int)
     if counts:
         lines += [

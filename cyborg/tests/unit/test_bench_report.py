@@ -9,10 +9,15 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The report of tools/bench/compare.py, rendered from given figures."""
+"""The report of tools/bench/compare.py, rendered from given figures, and
+its memory figures."""
 
 import importlib.util
+import os
 import pathlib
+import signal
+import subprocess  # nosec B404
+import sys
 
 import docutils.core
 import docutils.utils
@@ -21,10 +26,11 @@ from cyborg.tests import base
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 REPORT = ROOT / 'tools' / 'bench' / 'compare_report.py'
+COMPARE = ROOT / 'tools' / 'bench' / 'compare.py'
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location('compare_report', REPORT)
+def _module(path=REPORT):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -36,10 +42,13 @@ def _call(rps, p50=10.0, p99=20.0, c=8, errors=0):
 
 
 def _memory(api, conductor, agent):
-    figures = {name: {'rest': mib, 'load': mib * 1.5} for name, mib in
+    # PSS: half the RSS.
+    figures = {name: {'rest': mib, 'load': mib * 1.5, 'pss_rest': mib / 2,
+                      'pss_load': mib * 0.75} for name, mib in
                (('api', api), ('conductor', conductor), ('agent', agent))}
-    figures['all'] = {'rest': api + conductor + agent,
-                      'load': 1.5 * (api + conductor + agent)}
+    total = api + conductor + agent
+    figures['all'] = {'rest': total, 'load': 1.5 * total,
+                      'pss_rest': total / 2, 'pss_load': 0.75 * total}
     return figures
 
 
@@ -128,9 +137,14 @@ class TestCompareReport(base.TestCase):
                       '100 (10.0 / 20.0) | 5.0×', text)
         self.assertIn('bind cycle (c=4) | 0.8 (10.0 / 20.0), 2 errors | '
                       '8.0 (10.0 / 20.0)', text)
-        self.assertIn('api | 256 / 384 | 100 / 150 | —', text)
+        rss, pss = text.split('Memory, resident set (RSS):')[1].split(
+            'Memory, proportional set (PSS):')
+        self.assertIn('api | 256 / 384 | 100 / 150 | —', rss)
         self.assertIn('all of them | 676 / 1014 | 310 / 465 | 150 / 200',
-                      text)
+                      rss)
+        self.assertIn('api | 128 / 192 | 50 / 75 | —', pss)
+        # The all-in-one's figures of this run have no PSS.
+        self.assertIn('all of them | 338 / 507 | 155 / 232 | —', pss)
         self.assertIn('The list of 200 profiles is 82,000 bytes', text)
         self.assertIn('list 200 device profiles ≥10× existing | 5.0× | '
                       '**no**', text)
@@ -144,3 +158,29 @@ class TestCompareReport(base.TestCase):
         self.assertEqual([], [line for line in text.splitlines()
                               if len(line) > 79 and
                               not line.startswith('   ')])
+
+
+class TestCompareMemory(base.TestCase):
+
+    def test_pss_counts_pages_of_forked_processes_once(self):
+        compare = _module(COMPARE)
+        # 64 MiB written before the fork: resident in both processes.
+        proc = subprocess.Popen(  # nosec B603
+            [sys.executable, '-c', 'import os, sys, time\n'
+             'data = b"x" * (64 << 20)\n'
+             'if os.fork():\n'
+             '    print("forked", flush=True)\n'
+             'time.sleep(60)\n'], stdout=subprocess.PIPE, text=True,
+            start_new_session=True)
+        self.addCleanup(proc.wait)
+        self.addCleanup(os.killpg, proc.pid, signal.SIGKILL)
+        self.addCleanup(proc.stdout.close)
+        self.assertEqual('forked\n', proc.stdout.readline())
+        figures = compare.memory({'service': [proc.pid]})
+        service = figures['service']
+        self.assertEqual(service, figures['all'])
+        self.assertEqual({'rest', 'pss_rest'}, set(service))
+        # The child is found through its parent, and counted.
+        self.assertGreater(service['rest'], 128)
+        self.assertLess(service['pss_rest'], service['rest'] - 50)
+        self.assertGreater(service['pss_rest'], 64)

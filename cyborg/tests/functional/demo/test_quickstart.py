@@ -146,9 +146,12 @@ class TestQuickstart(base.TestCase):
         rc, status = self._main('status')
         for name in ('agent', 'api', 'conductor'):
             self.assertIn('%-12s running' % name, status)
+        # The API's workers run under a master process; the conductor's
+        # one worker and the agent run in the command's process.
         self._check_titles({
-            name: 'cyborg-%s: master process [cyborg-%s --config-file' % (
-                name, name) for name in ('agent', 'api', 'conductor')})
+            'api': 'cyborg-api: master process [cyborg-api --config-file',
+            'agent': 'cyborg-agent --config-file',
+            'conductor': 'cyborg-conductor --config-file'})
 
     def test_keystone(self):
         missing = cyborg_fixtures.Keystone.missing()

@@ -92,6 +92,7 @@ class TestAgentService(base.TestCase):
             host='host1')
         agent.start()
         self.addCleanup(agent.stop)
+        self.agent = agent
         self.agent_api = rpcapi.AgentAPI()
 
     def test_reports_at_start(self):
@@ -100,6 +101,15 @@ class TestAgentService(base.TestCase):
         self.assertEqual(
             [fake.DEPLOYABLE, GPU + '_nvidia-222'],
             [dep.name for dev in sent.devices for dep in dev.deployables])
+
+    def test_reset_discovers_again_at_once(self):
+        self.conductor.wait_for_reports(1)
+        self.tree.nvidia_gpu('0000:af:00.0')
+        # SIGHUP; the periodic report is a minute away.
+        self.agent.reset()
+        sent = self.conductor.wait_for_reports(2, timeout=20)[-1]
+        self.assertIn('0000:af:00.0', [
+            dep.name for dev in sent.devices for dep in dev.deployables])
 
     def test_create_and_remove_mdev(self):
         self.agent_api.create_mdev(self.context, 'host1', MDEV,
