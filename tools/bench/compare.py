@@ -55,7 +55,6 @@ import os
 import platform
 import resource
 import secrets
-import shutil
 import statistics
 import subprocess  # nosec B404
 import sys
@@ -71,37 +70,19 @@ sys.path.insert(0, ROOT)
 import compare_report  # noqa: E402
 
 try:
-    from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
-
     from cyborg.demo import nova_events  # noqa: E402
-    from cyborg.demo import nova_sim  # noqa: E402
-    from cyborg.demo import placement  # noqa: E402
-    from cyborg.demo import quickstart_demo  # noqa: E402
+
+    import compare_services as bench  # noqa: E402
 except ImportError as e:
     raise SystemExit('compare.py runs in the quickstart\'s virtualenv: '
                      'tools/quickstart.sh, then .venvs/cyborg/bin/python '
                      'tools/bench/compare.py (%s)' % e)
 
 PROFILES = 200
-HOST = 'bench-host'
-CONSTRAINTS = os.path.join(ROOT, 'tools',
-                           'openstack-cyborg-17.0.0-constraints.txt')
 REPORT = os.path.join(ROOT, 'doc', 'source', 'contributor',
                       'performance_comparison.inc')
 #: The group of every seeded profile: the fake driver's device.
 GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}
-HEADERS = {'Accept': 'application/json',
-           'Content-Type': 'application/json',
-           'X-Roles': 'admin,member,reader', 'X-Service-Roles': 'service',
-           # The existing service wants UUIDs.
-           'X-Project-Id': '0b1e7a6d5c4f4e3d9a8b7c6d5e4f3a2b',
-           'X-User-Id': '5f4e3d2c1b0a49f88e7d6c5b4a392817'}
-#: gunicorn as the existing service's API runs: 2 workers × 4 threads.
-GUNICORN = ['--workers', '2', '--threads', '4', '--worker-class', 'gthread']
-
-
-def _log(message):
-    print('%s %s' % (time.strftime('%H:%M:%S'), message), flush=True)
 
 
 # --- memory -----------------------------------------------------------------
@@ -218,56 +199,6 @@ def memory(services, sampler=None):
     return figures
 
 
-# --- HTTP -------------------------------------------------------------------
-
-class Client:
-    """A kept-alive connection to a noauth API, reopened when dropped."""
-
-    def __init__(self, url):
-        self.url = url
-        host, port = url.split('//')[1].split('/')[0].split(':')
-        self.prefix = '/' + url.split('//')[1].split('/', 1)[1]
-        self.conn = http.client.HTTPConnection(host, int(port), timeout=60)
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body) if body is not None else None
-        for attempt in (1, 2):
-            try:
-                self.conn.request(method, self.prefix + path, body=data,
-                                  headers=HEADERS)
-                response = self.conn.getresponse()
-                payload = response.read()
-                break
-            except (http.client.HTTPException, ConnectionError):
-                self.conn.close()
-                if attempt == 2:
-                    raise
-        return response.status, payload
-
-
-def _expect(client, method, path, body, status):
-    got, payload = client.call(method, path, body)
-    if got != status:
-        raise RuntimeError('%s %s answered %d: %s' % (
-            method, path, got, payload[:300]))
-    return json.loads(payload) if payload else None
-
-
-def _wait(what, check, timeout, alive=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if alive is not None:
-            alive()
-        try:
-            found = check()
-        except (OSError, http.client.HTTPException, RuntimeError):
-            found = None
-        if found:
-            return found
-        time.sleep(0.5)
-    raise SystemExit('%s within %d s: no' % (what, timeout))
-
-
 # --- load -------------------------------------------------------------------
 
 def wrk(url, connections, duration, method='GET', body=None):
@@ -313,11 +244,12 @@ class BindCycles:
     def cycle(self, client):
         instance = str(uuid.uuid4())
         start = time.perf_counter()
-        arqs = _expect(client, 'POST', '/accelerator_requests',
-                       {'device_profile_name': self.profile}, 201)['arqs']
+        arqs = bench.expect(client, 'POST', '/accelerator_requests',
+                            {'device_profile_name': self.profile},
+                            201)['arqs']
         arq = arqs[0]['uuid']
         try:
-            _expect(client, 'PATCH', '/accelerator_requests', {arq: [
+            bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
                 {'op': 'add', 'path': '/hostname', 'value': self.host},
                 {'op': 'add', 'path': '/device_rp_uuid',
                  'value': self.rp_uuid},
@@ -326,16 +258,16 @@ class BindCycles:
             events = self.nova.wait_for(instance, 1, 60)
             if not events or events[0]['status'] != 'completed':
                 raise RuntimeError('bind of %s: %s' % (arq, events))
-            _expect(client, 'PATCH', '/accelerator_requests', {arq: [
+            bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
                 {'op': 'remove', 'path': path} for path in
                 ('/hostname', '/device_rp_uuid', '/instance_uuid')]}, 202)
         finally:
-            _expect(client, 'DELETE', '/accelerator_requests?arqs=' + arq,
-                    None, 204)
+            bench.expect(client, 'DELETE',
+                         '/accelerator_requests?arqs=' + arq, None, 204)
         return time.perf_counter() - start
 
     def _run(self, deadline):
-        client = Client(self.api)
+        client = bench.Client(self.api)
         while time.monotonic() < deadline:
             try:
                 took = self.cycle(client)
@@ -362,7 +294,7 @@ class BindCycles:
         ms = sorted(t * 1000 for t in self.times) or [0]
         cuts = statistics.quantiles(ms, n=100) if len(ms) > 1 else ms * 99
         for failure in sorted(set(self.failures))[:3]:
-            _log('  bind cycle failed: %s' % failure)
+            bench.log('  bind cycle failed: %s' % failure)
         return {'c': connections, 'requests': len(self.times),
                 'rps': len(self.times) / wall,
                 'errors': len(self.failures), 'p50': cuts[49],
@@ -371,268 +303,28 @@ class BindCycles:
                 'load_cpu': (time.process_time() - cpu) / wall}
 
 
-# --- the services -----------------------------------------------------------
-
-class _Processes:
-    """Processes we start, each in a session of its own, with a log.
-
-    They run in the log directory, so that no package of this tree is
-    imported by the existing service.
-    """
-
-    def __init__(self, logs):
-        self.logs = logs
-        self.procs = {}
-
-    def start(self, name, argv, **kwargs):
-        os.makedirs(self.logs, exist_ok=True)
-        with open(os.path.join(self.logs, name + '.log'), 'ab') as log:
-            # Our own commands: the services under test.
-            self.procs[name] = subprocess.Popen(  # nosec B603
-                argv, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-                cwd=self.logs, **kwargs)
-
-    def alive(self):
-        for name, proc in self.procs.items():
-            if proc.poll() is not None:
-                raise SystemExit('%s exited (%s); see %s' % (
-                    name, proc.returncode,
-                    os.path.join(self.logs, name + '.log')))
-
-    def stop(self):
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs.values():
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-                proc.wait()
-        self.procs = {}
-
-
-def _wait_placement(url, timeout=120, alive=None):
-    def answers():
-        try:
-            return placement.adapter(url, '1.0').get('/').status_code == 200
-        except ks_exceptions.ConnectionError:
-            return False  # not listening yet
-    _wait('Placement on %s' % url, answers, timeout, alive)
-
-
-def _register_host(placement_url):
-    nova_sim.NovaSim(None, placement.adapter(
-        placement_url, nova_sim.PLACEMENT_VERSION), None, None
-    ).register_host(HOST)
-
-
-def ensure_existing_venv(venv):
-    if os.path.exists(os.path.join(venv, 'bin', 'gunicorn')):
-        return
-    _log('== installing openstack-cyborg 17.0.0 and gunicorn into %s' % venv)
-    subprocess.run([sys.executable, '-m', 'venv', venv],  # nosec B603
-                   check=True)
-    subprocess.run([os.path.join(venv, 'bin', 'pip'), 'install',  # nosec
-                    '-q', 'openstack-cyborg==17.0.0', 'PyMySQL', 'gunicorn',
-                    '-c', CONSTRAINTS], check=True)
-
-
-class Existing:
-    """openstack-cyborg 17.0.0: db sync, conductor, agent and gunicorn."""
-
-    name = 'existing'
-    host = HOST
-
-    def __init__(self, state, ports, rabbit, venv):
-        self.state = state
-        self.ports = ports
-        self.rabbit = rabbit
-        self.venv = os.path.abspath(venv)
-        self.api = 'http://127.0.0.1:%d/v2' % ports['api']
-        self.processes = _Processes(os.path.join(state, 'logs'))
-
-    def _config(self):
-        placement_url = 'http://127.0.0.1:%d' % self.ports['placement']
-        nova_url = 'http://127.0.0.1:%d/v2.1' % self.ports['nova']
-        paste = os.path.join(self.venv, 'etc', 'cyborg', 'api-paste.ini')
-        with open(paste) as f:
-            # noauth: the pipeline without Keystone's middleware; the
-            # load generator says who it is with the X-Roles headers.
-            text = f.read().replace(' authtoken api_v2', ' api_v2')
-        with open(os.path.join(self.state, 'api-paste.ini'), 'w') as f:
-            f.write(text)
-        # noauth2's fixed token of the demo Placement, and the stub Nova.
-        token = 'auth_type = admin_token\nendpoint = %s\ntoken = %s\n'  # nosec
-        with open(os.path.join(self.state, 'cyborg.conf'), 'w') as f:
-            f.write('\n'.join([
-                '[DEFAULT]', 'host = %s' % HOST,
-                'transport_url = %s' % self.rabbit,
-                'state_path = %s' % self.state,
-                '[database]', 'connection = sqlite:///%s' % os.path.join(
-                    self.state, 'cyborg.sqlite'),
-                '[api]', 'api_paste_config = %s' % os.path.join(
-                    self.state, 'api-paste.ini'),
-                '[agent]', 'enabled_drivers = fake_driver',
-                '[oslo_concurrency]', 'lock_path = %s' % self.state,
-                '[placement]', token % (placement_url, placement.TOKEN),
-                '[nova]', token % (nova_url, placement.TOKEN)]))
-
-    def start(self):
-        # Fresh databases: the figures are those of 200 profiles.
-        shutil.rmtree(self.state, ignore_errors=True)
-        os.makedirs(self.state)
-        self._config()
-        conf = ['--config-file', os.path.join(self.state, 'cyborg.conf')]
-        bin_ = os.path.join(self.venv, 'bin')
-        placement_url = 'http://127.0.0.1:%d' % self.ports['placement']
-        self.processes.start('placement', [
-            sys.executable, '-m', 'cyborg.demo.placement', '--port',
-            str(self.ports['placement']), '--db', 'sqlite:///%s' %
-            os.path.join(self.state, 'placement.sqlite')])
-        _wait_placement(placement_url, alive=self.processes.alive)
-        _register_host(placement_url)
-        # The existing service's own programs. Its migrations use ALTER
-        # COLUMN, which SQLite lacks: its schema comes from its models.
-        subprocess.run([os.path.join(bin_, 'cyborg-dbsync')]  # nosec B603
-                       + conf + ['create_schema'], check=True,
-                       capture_output=True)
-        self.processes.start('conductor',
-                             [os.path.join(bin_, 'cyborg-conductor')] + conf)
-        self.processes.start('agent',
-                             [os.path.join(bin_, 'cyborg-agent')] + conf)
-        self.processes.start('api', [
-            os.path.join(bin_, 'gunicorn')] + GUNICORN + [
-            '--bind', '127.0.0.1:%d' % self.ports['api'],
-            # Not this tree: its cyborg package is the other one.
-            '--chdir', self.state, '--pythonpath', HERE,
-            'legacy_wsgi:application'],
-            env=dict(os.environ, CYBORG_BENCH_CONFIG=conf[1]))
-
-    def alive(self):
-        self.processes.alive()
-
-    def services(self):
-        return {name: [self.processes.procs[name].pid]
-                for name in compare_report.SERVICES}
-
-    def stop(self):
-        self.processes.stop()
-
-
-class Ours:
-    """Cyborg as the quickstart runs it: --rabbit or all-in-one."""
-
-    def __init__(self, state, ports, rabbit=None):
-        self.name = 'rabbit' if rabbit else 'all_in_one'
-        self.host = quickstart_demo.HOST
-        self.state = state
-        self.ports = ports
-        self.rabbit = rabbit
-        self.api = 'http://127.0.0.1:%d/v2' % ports['api']
-
-    def _quickstart(self, *args):
-        ports = []
-        for service in ('api', 'placement', 'glance', 'nova', 'keystone',
-                        'neutron'):
-            ports += ['--%s-port' % service, str(self.ports[service])]
-        # The quickstart of this tree, in this virtualenv.
-        subprocess.run(  # nosec B603
-            [sys.executable, '-m', 'cyborg.demo.quickstart', '--state',
-             self.state] + list(args) + ports, check=True, cwd=ROOT,
-            stdout=subprocess.DEVNULL)
-
-    def start(self):
-        if os.path.isdir(os.path.join(self.state, 'run')):
-            self.stop()
-        # Fresh databases: the figures are those of 200 profiles.
-        shutil.rmtree(self.state, ignore_errors=True)
-        os.makedirs(self.state)
-        self._quickstart('start', '--no-demo', *(
-            ['--rabbit', self.rabbit] if self.rabbit else []))
-
-    def _pids(self):
-        pids = {}
-        run = os.path.join(self.state, 'run')
-        for entry in os.listdir(run):
-            if entry.endswith('.pid'):
-                with open(os.path.join(run, entry)) as f:
-                    pids[entry[:-4]] = json.load(f)[0]
-        return pids
-
-    def alive(self):
-        for name, pid in self._pids().items():
-            if not os.path.exists('/proc/%d' % pid):
-                raise SystemExit('%s exited; see %s/logs' % (name,
-                                                             self.state))
-
-    def services(self):
-        pids = self._pids()
-        if 'all_in_one' in pids:
-            return {'all_in_one': [pids['all_in_one']]}
-        return {name: [pids[name]] for name in compare_report.SERVICES}
-
-    def stop(self):
-        self._quickstart('stop')
-
-
-class Bare:
-    """The limit: gunicorn answering the list of profiles from memory."""
-
-    name = 'bare'
-
-    def __init__(self, state, port, venv, body):
-        self.state = state
-        self.api = 'http://127.0.0.1:%d/v2' % port
-        self.port = port
-        self.venv = venv
-        self.body = body
-        self.processes = _Processes(os.path.join(state, 'logs'))
-
-    def start(self):
-        os.makedirs(self.state, exist_ok=True)
-        body = os.path.join(self.state, 'device_profiles.json')
-        with open(body, 'wb') as f:
-            f.write(self.body)
-        self.processes.start('bare', [
-            os.path.join(self.venv, 'bin', 'gunicorn')] + GUNICORN + [
-            '--bind', '127.0.0.1:%d' % self.port, '--chdir', self.state,
-            '--pythonpath', HERE, 'bare_wsgi:application'],
-            env=dict(os.environ, CYBORG_BENCH_BODY=body))
-
-    def alive(self):
-        self.processes.alive()
-
-    def services(self):
-        return {}
-
-    def stop(self):
-        self.processes.stop()
-
-
 # --- one shape --------------------------------------------------------------
 
 def _ready(shape):
     """Wait for the API and the fake driver's deployable; its rp_uuid."""
-    client = Client(shape.api)
+    client = bench.Client(shape.api)
 
     def api():
         return client.call('GET', '/device_profiles')[0] == 200
-    _wait('%s API on %s' % (shape.name, shape.api), api, 180, shape.alive)
+    bench.wait('%s API on %s' % (shape.name, shape.api), api, 180, shape.alive)
 
     def deployable():
-        body = _expect(client, 'GET', '/deployables', None, 200)
+        body = bench.expect(client, 'GET', '/deployables', None, 200)
         return next((d['rp_uuid'] for d in body['deployables']
                      if d['driver_name'] == 'fake' and d['rp_uuid']), None)
-    return _wait('%s: the fake driver\'s device in Placement' % shape.name,
-                 deployable, 300, shape.alive)
+    return bench.wait('%s: the fake driver\'s device in Placement'
+                      % shape.name, deployable, 300, shape.alive)
 
 
 def _seed(api):
-    client = Client(api)
+    client = bench.Client(api)
     for index in range(PROFILES):
-        _expect(client, 'POST', '/device_profiles', [{
+        bench.expect(client, 'POST', '/device_profiles', [{
             'name': 'bench-%03d' % index, 'groups': [GROUP],
             'description': 'benchmark profile %d' % index}], 201)
     status, body = client.call('GET', '/device_profiles')
@@ -641,11 +333,11 @@ def _seed(api):
 
 def measure(shape, nova, duration):
     """Start ``shape``, seed it, load it, stop it: its figures."""
-    _log('== %s: starting' % shape.name)
+    bench.log('== %s: starting' % shape.name)
     try:
         shape.start()
         rp_uuid = _ready(shape)
-        _log('== %s: seeding %d device profiles' % (shape.name, PROFILES))
+        bench.log('== %s: seeding %d device profiles' % (shape.name, PROFILES))
         listed = _seed(shape.api)
         services = shape.services()
         calls = {}
@@ -657,7 +349,7 @@ def measure(shape, nova, duration):
                                rp_uuid)
             for connections in (1, 4):
                 key = 'bind_c%d' % connections
-                _log('   %s' % key)
+                bench.log('   %s' % key)
                 binds.run(connections, 2)  # warm-up
                 calls[key] = binds.run(connections, duration)
             body = json.dumps([{'name': 'wrk-%d', 'groups': [GROUP]}])
@@ -674,7 +366,7 @@ def measure(shape, nova, duration):
 
 
 def _call(calls, key, url, connections, duration, method='GET', body=None):
-    _log('   %s (c=%d)' % (key, connections))
+    bench.log('   %s (c=%d)' % (key, connections))
     wrk(url, connections, 1, method, body)  # warm-up
     calls[key] = wrk(url, connections, duration, method, body)
 
@@ -694,7 +386,7 @@ def instance_arqs(counts, requests):
 
     figures = {}
     for count in counts:
-        _log('== api_bench: %d ARQs' % count)
+        bench.log('== api_bench: %d ARQs' % count)
         with api_bench.service(arqs=count) as url:
             figures[str(count)] = api_bench.measure_instance(url, requests)
     return figures
@@ -732,13 +424,13 @@ def _ports(base):
 
 def run(args):
     state = os.path.abspath(args.state)
-    ensure_existing_venv(args.existing_venv)
+    bench.ensure_existing_venv(args.existing_venv)
     ports = _ports(args.port)
     nova = nova_events.EventReceiver(port=ports['nova']).start()
-    shapes = [Existing(os.path.join(state, 'existing'), ports, args.rabbit,
-                       args.existing_venv),
-              Ours(os.path.join(state, 'rabbit'), ports, args.rabbit),
-              Ours(os.path.join(state, 'all_in_one'), ports)]
+    shapes = [bench.Existing(os.path.join(state, 'existing'), ports,
+                             args.rabbit, args.existing_venv),
+              bench.Ours(os.path.join(state, 'rabbit'), ports, args.rabbit),
+              bench.Ours(os.path.join(state, 'all_in_one'), ports)]
     results = {'shapes': {}, 'cpus': os.cpu_count(),
                'api_workers_default': _api_workers_default(),
                'meta': {
@@ -767,13 +459,15 @@ def run(args):
     finally:
         nova.stop()
     results['list_bytes'] = len(listed)
-    bare = Bare(os.path.join(state, 'bare'), ports['api'],
-                args.existing_venv, listed)
-    _log('== bare WSGI limit')
+    bare = bench.Bare(os.path.join(state, 'bare'), ports['api'],
+                      args.existing_venv, listed)
+    bench.log('== bare WSGI limit')
     bare.start()
     try:
-        _wait('the bare WSGI application', lambda: Client(bare.api).call(
-            'GET', '/device_profiles')[0] == 200, 60, bare.alive)
+        bench.wait('the bare WSGI application',
+                   lambda: bench.Client(bare.api).call(
+                       'GET', '/device_profiles')[0] == 200,
+                   60, bare.alive)
         calls = {}
         _call(calls, 'list_profiles', bare.api + '/device_profiles', 8,
               args.duration)
