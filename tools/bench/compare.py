@@ -19,7 +19,7 @@
 Run it with the quickstart's virtualenv (``tools/quickstart.sh`` makes
 ``.venvs/cyborg``) and ``wrk`` installed (``apt-get install wrk``). One
 after the other, on SQLite, each with the real Placement and a stub Nova
-taking the events, it starts:
+taking the events, it starts (compare_services.py):
 
 * the existing service, installed from PyPI into a virtualenv of its own
   (``--existing-venv``, made on first use from
