@@ -210,15 +210,21 @@ _METHODS = (('GET', 'get_all'), ('GET', 'get_one'), ('POST', 'post'),
             ('PATCH', 'patch'), ('DELETE', 'delete'))
 
 
+@functools.lru_cache(maxsize=1024)
+def _arity(func):
+    """(fewest, most) positional arguments of a controller method."""
+    params = [p for p in inspect.signature(func).parameters.values()
+              if p.kind == p.POSITIONAL_OR_KEYWORD]
+    return len([p for p in params if p.default is p.empty]), len(params)
+
+
 def _fits(func, count, exact=True):
     """Whether a controller method takes ``count`` path arguments.
 
     ``exact=False``: whether they are enough for it.
     """
-    params = [p for p in inspect.signature(func).parameters.values()
-              if p.kind == p.POSITIONAL_OR_KEYWORD]
-    fewest = len([p for p in params if p.default is p.empty])
-    return fewest <= count and (not exact or count <= len(params))
+    fewest, most = _arity(func)
+    return fewest <= count and (not exact or count <= most)
 
 
 class CollectionController(rest.RestController):
