@@ -53,6 +53,7 @@ from pecan import util as pecan_util
 from webob import exc as webob_exc
 
 from cyborg.api import auth
+from cyborg.api.controllers import base
 from cyborg.api.controllers import root
 from cyborg.api import errors
 from cyborg.api import healthcheck
@@ -111,7 +112,7 @@ def _pecan_app():
     return _Pecan(
         root.RootController(),
         request_cls=_Request,
-        hooks=[hooks.ContextHook(rpcapi.ConductorAPI()),
+        hooks=[hooks.ContextHook(rpcapi.ConductorAPI(), base.ListCache()),
                hooks.MicroversionHook(),
                hooks.ErrorHook()],
         # Names may contain dots: never read a format from the path.
