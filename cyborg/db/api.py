@@ -322,15 +322,21 @@ def count_change(context, noun):
         table.noun == noun).values(generation=table.generation + 1))
 
 
-@main_context_manager.reader.connection
+#: The generation of a noun (:func:`generation`).
+_GENERATION = sa.select(models.Generation.generation).where(
+    models.Generation.noun == sa.bindparam('noun'))
+
+
 def generation(context, noun):
     """How many times ``noun``'s rows changed; None if nobody counts.
 
     A change and its count commit together. Read it *before* the rows it
     stands for: rows read after it are at least as new as the count, so
     what is kept under the count is never older than it says.
+
+    It runs for every request that may be answered from what the API
+    keeps: one statement on a connection of the reader's engine, without
+    a transaction context or a session (half the cost).
     """
-    table = models.Generation
-    # On a connection, without an ORM session: it runs for every request.
-    return context.connection.execute(sa.select(table.generation).where(
-        table.noun == noun)).scalar()
+    with main_context_manager.reader.get_engine().connect() as connection:
+        return connection.execute(_GENERATION, {'noun': noun}).scalar()
