@@ -26,19 +26,22 @@ class ContextHook(hooks.PecanHook):
     """Builds the RequestContext from the identity headers.
 
     It also hands controllers the conductor's RPC API, made once per
-    process.
+    process, and the application's
+    :class:`~cyborg.api.controllers.base.ListCache`.
     """
 
     priority = 10
 
-    def __init__(self, conductor):
+    def __init__(self, conductor, lists):
         self.conductor = conductor
+        self.lists = lists
 
     def before(self, state):
         ctx = context.RequestContext.from_environ(state.request.environ)
         ctx.is_admin = policy.check_is_admin(ctx)
         state.request.context['cyborg'] = ctx
         state.request.context['conductor'] = self.conductor
+        state.request.context['lists'] = self.lists
 
 
 class MicroversionHook(hooks.PecanHook):

@@ -13,12 +13,12 @@
 
 import sqlalchemy as sa
 
-from cyborg.db.api import main_context_manager
+from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg import exception
 
 
-@main_context_manager.reader
+@db_api.main_context_manager.reader
 def get_by_name(context, name):
     row = context.session.query(models.DeviceProfile).filter_by(
         name=name).first()
@@ -34,7 +34,7 @@ def _check_unused(context, profile):
         raise exception.DeviceProfileInUse(name=profile.name, count=count)
 
 
-@main_context_manager.writer
+@db_api.main_context_manager.writer
 def delete_many(context, uuids=(), names=()):
     """Delete profiles by uuid and by name: all of them, or none.
 
@@ -55,3 +55,4 @@ def delete_many(context, uuids=(), names=()):
     context.session.query(model).filter(
         model.id.in_([r.id for r in rows])).delete(
             synchronize_session=False)
+    db_api.count_change(context, 'device_profile')

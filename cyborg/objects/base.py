@@ -129,6 +129,15 @@ class PersistentObject(StoredObject):
                               sort_dir=sort_dir)
         return cls._from_db_objects(context, rows)
 
+    @classmethod
+    def generation(cls, context):
+        """How many times the stored objects of this class changed.
+
+        None where the changes are not counted
+        (:func:`cyborg.db.api.generation`).
+        """
+        return db_api.generation(context, cls._noun)
+
     def _writable_changes(self):
         return {k: v for k, v in self.obj_get_changes().items()
                 if k not in self._derived_fields and k != 'id'}

@@ -17,12 +17,15 @@ attributes are declared. Requests are validated with JSON Schema
 (:mod:`cyborg.api.validation`), not by WSME.
 """
 
+import collections
 import datetime
 import functools
 import inspect
+import threading
 from urllib import parse
 
 import pecan
+from pecan import jsonify
 from pecan import rest
 import webob
 from webob import exc
@@ -205,9 +208,61 @@ def collection(key, resource, objects, params, page, render=None):
     return body
 
 
+class ListCache:
+    """The JSON bodies of lists an application answered, by generation.
+
+    The application has one (see :class:`cyborg.api.hooks.ContextHook`).
+
+    A body is good while the generation of its objects
+    (:func:`cyborg.db.api.generation`, read for every request) is the one
+    it was made at: every write of those objects, whichever process makes
+    it, changes the generation in its own transaction. The least recently
+    used bodies go beyond ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes=4 * 1024 * 1024):
+        self.max_bytes = max_bytes
+        self._bodies = collections.OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key, generation):
+        """The body kept for ``key`` at ``generation``, else None."""
+        with self._lock:
+            generation_and_body = self._bodies.get(key)
+            if generation is None or generation_and_body is None or (
+                    generation_and_body[0] != generation):
+                return None
+            self._bodies.move_to_end(key)
+            return generation_and_body[1]
+
+    def put(self, key, generation, body):
+        """Keep ``body`` for ``key``, unless a newer generation's is kept."""
+        if generation is None or len(body) > self.max_bytes:
+            return
+        with self._lock:
+            kept = self._bodies.pop(key, None)
+            if kept is not None:
+                self._size -= len(kept[1])
+                if kept[0] > generation:
+                    body, generation = kept[1], kept[0]
+            self._bodies[key] = (generation, body)
+            self._size += len(body)
+            while self._size > self.max_bytes:
+                self._size -= len(self._bodies.popitem(last=False)[1][1])
+
+
 #: The controller methods of each HTTP method, as pecan routes them.
 _METHODS = (('GET', 'get_all'), ('GET', 'get_one'), ('POST', 'post'),
             ('PATCH', 'patch'), ('DELETE', 'delete'))
+
+
+@functools.lru_cache(maxsize=1024)
+def _arity(func):
+    """(fewest, most) positional arguments of a controller method."""
+    params = [p for p in inspect.signature(func).parameters.values()
+              if p.kind == p.POSITIONAL_OR_KEYWORD]
+    return len([p for p in params if p.default is p.empty]), len(params)
 
 
 def _fits(func, count, exact=True):
@@ -215,10 +270,8 @@ def _fits(func, count, exact=True):
 
     ``exact=False``: whether they are enough for it.
     """
-    params = [p for p in inspect.signature(func).parameters.values()
-              if p.kind == p.POSITIONAL_OR_KEYWORD]
-    fewest = len([p for p in params if p.default is p.empty])
-    return fewest <= count and (not exact or count <= len(params))
+    fewest, most = _arity(func)
+    return fewest <= count and (not exact or count <= most)
 
 
 class CollectionController(rest.RestController):
@@ -244,6 +297,11 @@ class CollectionController(rest.RestController):
     query_2_4 = {}
     sort_keys = ()
     legacy_filters = None
+    #: Whether the process keeps the lists it answered (:class:`ListCache`):
+    #: only for objects whose changes are counted (``generation()``), in
+    #: lists that look the same to every caller allowed to see them (their
+    #: rule is checked each time).
+    cached_lists = False
 
     def _not_allowed(self, args):
         """405 naming what the path of ``args`` serves (404: nothing)."""
@@ -297,6 +355,24 @@ class CollectionController(rest.RestController):
     def get_all(self):
         ctx = context()
         policy.authorize(ctx, self.list_rule, self._target(ctx))
+        if not self.cached_lists:
+            return self._list(ctx)
+        # Before the rows: see cyborg.db.api.generation.
+        generation = self.object_class.generation(ctx)
+        # Everything the body depends on besides the rows; the query is
+        # validated whenever a body is made for it.
+        key = (self.key, version(), base_url(), pecan.request.query_string)
+        lists = pecan.request.context['lists']
+        body = lists.get(key, generation)
+        if body is None:
+            body = jsonify.encode(self._list(ctx)).encode()
+            lists.put(key, generation, body)
+        pecan.response.body = body
+        pecan.response.content_type = 'application/json'
+        return pecan.response
+
+    def _list(self, ctx):
+        """The list the request's query asks for, as JSON-ready data."""
         legacy = self.legacy_filters is not None
         params = validation.query(pecan.request, parameter_types.list_query(
             version(), self.query, self.sort_keys, self.query_2_4),

@@ -201,10 +201,11 @@ class TestPolicy(base.TestCase):
             for name in EARLIER_DEPRECATED})
 
     def test_legacy_rules_when_new_defaults_are_off(self):
-        self._reload(enforce_new_defaults=False)
         with warnings.catch_warnings():
-            # oslo.policy tells operators that legacy rules are in use.
+            # oslo.policy tells operators that legacy rules are in use,
+            # as it loads them.
             warnings.simplefilter('ignore', UserWarning)
+            self._reload(enforce_new_defaults=False)
             # The legacy owner rule lets any caller of the project in.
             self.assertTrue(self._allowed(arq_rules.GET_ONE, 'roleless'))
             self.assertFalse(self._allowed(arq_rules.GET_ONE, 'service'))
@@ -218,9 +219,9 @@ class TestPolicy(base.TestCase):
                     {p for p in PERSONAS if self._allowed(rule, p)}, rule)
 
     def test_legacy_admin_is_the_admin_role(self):
-        self._reload(enforce_new_defaults=False)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', UserWarning)
+            self._reload(enforce_new_defaults=False)
             self.assertFalse(self._allowed(
                 device_rules.ENABLE, None,
                 _context(None, OWNER, ['administrator'])))
@@ -262,6 +263,16 @@ class TestPolicy(base.TestCase):
                                        cloud_admin))
         # Rules the file leaves alone keep their defaults.
         self.assertTrue(self._allowed(device_rules.GET_ONE, 'manager'))
+
+    def test_policy_file_read_as_the_process_starts(self):
+        # Not looked for again at each check: a change needs a restart
+        # (SIGHUP restarts cyborg-api's workers).
+        self._policy_file('"cyborg:device:get_all": "rule:deny"\n')
+        with open(policy.init().policy_path, 'w') as f:
+            f.write('"cyborg:device:get_all": "@"\n')
+        self.assertFalse(self._allowed(device_rules.GET_ALL, 'admin'))
+        self._reload()
+        self.assertTrue(self._allowed(device_rules.GET_ALL, 'roleless'))
 
     def test_rules_document_operations_and_scope(self):
         for rule in policy.init().registered_rules.values():

@@ -81,6 +81,7 @@ class DeviceProfilesController(base.CollectionController):
     show_rule = rules.GET_ONE
     query = schema.list_query
     sort_keys = schema.SORT_KEYS
+    cached_lists = True
     # POST /v2/device_profiles/{uuid_or_name}/enable and .../disable.
     _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
 

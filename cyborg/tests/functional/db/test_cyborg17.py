@@ -213,6 +213,20 @@ class _Upgrade:
                 {f: getattr(row, f) for f in fields}
                 for row in db_api.get_all(ctx, noun)], only=fields)
 
+        # Profile changes are counted (0005), so the list the API keeps
+        # changes with them.
+        generation = db_api.generation(ctx, 'device_profile')
+        request = webob.Request.blank(
+            '/v2/device_profiles/%s' % profiles[0]['uuid'], method='PATCH')
+        request.headers['OpenStack-API-Version'] = 'accelerator latest'
+        request.json = [{'op': 'replace', 'path': '/description',
+                         'value': 'changed'}]
+        self.assertEqual(200, request.get_response(app).status_int)
+        self.assertEqual(generation + 1,
+                         db_api.generation(ctx, 'device_profile'))
+        self.assertEqual('changed',
+                         get('device_profiles')[0]['description'])
+
 
 class OnMariaDB(_Upgrade, test_fixtures.OpportunisticDBTestMixin):
     """A fresh database of 17.0.0 on MariaDB, which its migrations made."""
