@@ -57,21 +57,13 @@ _checks._check = _check
 
 
 def init(conf=CONF, policy_file=None):
-    """Create the process's enforcer (once) and return it.
-
-    The policy file and ``[oslo_policy] policy_dirs`` are read here, once:
-    oslo.policy would otherwise look for them again (and stat them) on
-    every check (``use_conf``). A process reads them anew when it starts;
-    ``cyborg-api`` restarts its workers on SIGHUP.
-    """
+    """Create the process's enforcer (once) and return it."""
     global _ENFORCER
     if _ENFORCER is None:
         opts.set_defaults(conf, enforce_new_defaults=True,
                           enforce_scope=True)
         _ENFORCER = policy.Enforcer(conf, policy_file=policy_file)
         _ENFORCER.register_defaults(policies.list_rules())
-        _ENFORCER.load_rules()
-        _ENFORCER.use_conf = False
     return _ENFORCER
 
 
