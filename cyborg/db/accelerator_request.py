@@ -22,9 +22,11 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyborg.common import profile_group
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
 from cyborg.db import attach_handle
+from cyborg.db import device_profile
 from cyborg.db import models
 from cyborg.db import nova_event
 from cyborg import exception
@@ -55,6 +57,35 @@ def create_many(context, values_list):
     # Read them back so the profile and handle joins are loaded.
     return context.session.query(_MODEL).filter(
         _MODEL.uuid.in_([r.uuid for r in rows])).order_by(_MODEL.id).all()
+
+
+@main_context_manager.writer
+def create_for_profile(context, device_profile_name, project_id):
+    """Insert one ARQ per requested unit of every group of a profile.
+
+    The profile is found and the ARQs inserted in one transaction, and the
+    rows are returned as inserted, without reading them back: their
+    profile is the row just found, and a new ARQ has no attach handle.
+
+    :raises DeviceProfileNotFound: no profile has that name.
+    :raises DeviceProfileDisabled: the profile makes no new ARQs.
+    """
+    profile = device_profile.get_by_name(context, device_profile_name)
+    if not profile.enabled:
+        raise exception.DeviceProfileDisabled(name=profile.name)
+    rows = [_MODEL(uuid=uuidutils.generate_uuid(), state=states.INITIAL,
+                   device_profile=profile, device_profile_group_id=group_id,
+                   device_profile_group=group, project_id=project_id,
+                   attach_handle=None)
+            for group_id, group in enumerate(profile.groups)
+            for _unit in range(profile_group.parse(group).units)]
+    context.session.add_all(rows)
+    try:
+        context.session.flush()
+    except db_exc.DBReferenceError:
+        # Deleted by another transaction since it was found.
+        raise exception.DeviceProfileNotFound(name=device_profile_name)
+    return rows
 
 
 def _refused(context, uuid, target):
