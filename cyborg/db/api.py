@@ -26,6 +26,7 @@ Only objects (:mod:`cyborg.objects`) and ``cyborg-dbsync`` call this layer:
 the conductor writes through objects, and the API reads through them.
 """
 
+import os
 import threading
 
 from oslo_db import api as oslo_db_api
@@ -60,10 +61,29 @@ def _read_only(url):
 #: The busy timeout of SQLite connections: sqlite3's default, which
 #: oslo.db keeps.
 _BUSY_TIMEOUT = 5.0
-#: Keys of a pooled connection's ``info``: it holds its engine's writer
-#: lock; oslo.db's marker of an open transaction on SQLite.
+#: Keys of a pooled connection's ``info``: the writer lock it holds (see
+#: :class:`_WriterQueue`); oslo.db's marker of an open transaction on
+#: SQLite.
 _HOLDS_WRITER_LOCK = 'cyborg_holds_writer_lock'
 _OSLO_DB_IN_TRANSACTION = 'in_transaction'
+
+
+class _WriterQueue:
+    """The writers of one engine in one process: one at a time."""
+
+    def __init__(self):
+        self._pid, self._lock = os.getpid(), threading.Lock()
+
+    def enter(self):
+        """Wait for the lock; it, or None after ``_BUSY_TIMEOUT``.
+
+        A child process gets a lock of its own: the one it inherits may
+        have been held by a thread of its parent as it forked.
+        """
+        if self._pid != os.getpid():
+            self._pid, self._lock = os.getpid(), threading.Lock()
+        lock = self._lock
+        return lock if lock.acquire(timeout=_BUSY_TIMEOUT) else None
 
 
 def tune_sqlite_files(engine):
@@ -137,12 +157,12 @@ def tune_sqlite_files(engine):
     if read_only:
         return
 
-    writer = threading.Lock()
+    writers = _WriterQueue()
 
     def _begin_immediate(connection):
         info = connection.info
-        if not info.get(_HOLDS_WRITER_LOCK):
-            info[_HOLDS_WRITER_LOCK] = writer.acquire(timeout=_BUSY_TIMEOUT)
+        if info.get(_HOLDS_WRITER_LOCK) is None:
+            info[_HOLDS_WRITER_LOCK] = writers.enter()
         connection.exec_driver_sql('BEGIN IMMEDIATE')
         # oslo.db's listener, which runs next, sends its plain BEGIN unless
         # this says that a transaction is open; its commit and rollback
@@ -160,8 +180,9 @@ def tune_sqlite_files(engine):
 
     @sa.event.listens_for(engine.pool, 'checkin')
     def _next_writer(dbapi_connection, record):
-        if record.info.pop(_HOLDS_WRITER_LOCK, False):
-            writer.release()
+        lock = record.info.pop(_HOLDS_WRITER_LOCK, None)
+        if lock is not None:
+            lock.release()
 
 
 main_context_manager.append_on_engine_create(tune_sqlite_files)
