@@ -20,11 +20,9 @@ Unbind and delete release handles and mdevs here, in the RPC call.
 
 from oslo_log import log
 
-from cyborg.common import profile_group
 from cyborg.conductor import binding
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
-from cyborg.objects import device_profile as profile_obj
 from cyborg import states
 
 LOG = log.getLogger(__name__)
@@ -32,19 +30,10 @@ LOG = log.getLogger(__name__)
 
 def create(context, device_profile_name, project_id):
     """Make one ARQ per requested unit of every group of the profile."""
-    profile = profile_obj.DeviceProfile.get_by_name(context,
-                                                    device_profile_name)
-    if not profile.enabled:
-        raise exception.DeviceProfileDisabled(name=profile.name)
-    values = [{'device_profile_id': profile.id,
-               'device_profile_group_id': group_id,
-               'device_profile_group': group,
-               'project_id': project_id}
-              for group_id, group in enumerate(profile.groups)
-              for _unit in range(profile_group.parse(group).units)]
-    arqs = arq_obj.AcceleratorRequest.create_many(context, values)
+    arqs = arq_obj.AcceleratorRequest.create_for_profile(
+        context, device_profile_name, project_id)
     LOG.info('Created %(count)d accelerator requests for profile %(name)s',
-             {'count': len(arqs), 'name': profile.name})
+             {'count': len(arqs), 'name': device_profile_name})
     return arqs
 
 

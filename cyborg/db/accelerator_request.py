@@ -19,12 +19,15 @@ that holds it.
 """
 
 from oslo_db import exception as db_exc
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyborg.common import profile_group
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
 from cyborg.db import attach_handle
+from cyborg.db import device_profile
 from cyborg.db import models
 from cyborg.db import nova_event
 from cyborg import exception
@@ -55,6 +58,45 @@ def create_many(context, values_list):
     # Read them back so the profile and handle joins are loaded.
     return context.session.query(_MODEL).filter(
         _MODEL.uuid.in_([r.uuid for r in rows])).order_by(_MODEL.id).all()
+
+
+@main_context_manager.writer
+def create_for_profile(context, device_profile_name, project_id):
+    """Insert one ARQ per requested unit of every group of a profile.
+
+    The profile is found and the ARQs inserted in one transaction. Each
+    ARQ is one plain INSERT rather than a flush of the session's unit of
+    work (a third of the conductor's CPU for a create), and the rows are
+    returned as inserted, without reading them back: their profile is the
+    row just found, and a new ARQ has no attach handle.
+
+    :raises DeviceProfileNotFound: no profile has that name.
+    :raises DeviceProfileDisabled: the profile makes no new ARQs.
+    """
+    profile = device_profile.get_by_name(context, device_profile_name)
+    if not profile.enabled:
+        raise exception.DeviceProfileDisabled(name=profile.name)
+    rows = []
+    for group_id, group in enumerate(profile.groups):
+        for _unit in range(profile_group.parse(group).units):
+            values = {'uuid': uuidutils.generate_uuid(),
+                      'state': states.INITIAL,
+                      'device_profile_id': profile.id,
+                      'device_profile_group_id': group_id,
+                      'device_profile_group': group,
+                      'project_id': project_id,
+                      'created_at': timeutils.utcnow()}
+            try:
+                row_id, = context.session.execute(
+                    sa.insert(_MODEL.__table__).values(values)
+                ).inserted_primary_key
+            except db_exc.DBReferenceError:
+                # Deleted by another transaction since it was found.
+                raise exception.DeviceProfileNotFound(
+                    name=device_profile_name)
+            rows.append(_MODEL(id=row_id, device_profile=profile,
+                               attach_handle=None, **values))
+    return rows
 
 
 def _refused(context, uuid, target):

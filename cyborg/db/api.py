@@ -26,6 +26,9 @@ Only objects (:mod:`cyborg.objects`) and ``cyborg-dbsync`` call this layer:
 the conductor writes through objects, and the API reads through them.
 """
 
+import os
+import threading
+
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
@@ -55,6 +58,34 @@ def _read_only(url):
                    query=dict(url.query, mode='ro', uri='true'))
 
 
+#: The busy timeout of SQLite connections: sqlite3's default, which
+#: oslo.db keeps.
+_BUSY_TIMEOUT = 5.0
+#: Keys of a pooled connection's ``info``: the writer lock it holds (see
+#: :class:`_WriterQueue`); oslo.db's marker of an open transaction on
+#: SQLite.
+_HOLDS_WRITER_LOCK = 'cyborg_holds_writer_lock'
+_OSLO_DB_IN_TRANSACTION = 'in_transaction'
+
+
+class _WriterQueue:
+    """The writers of one engine in one process: one at a time."""
+
+    def __init__(self):
+        self._pid, self._lock = os.getpid(), threading.Lock()
+
+    def enter(self):
+        """Wait for the lock; it, or None after ``_BUSY_TIMEOUT``.
+
+        A child process gets a lock of its own: the one it inherits may
+        have been held by a thread of its parent as it forked.
+        """
+        if self._pid != os.getpid():
+            self._pid, self._lock = os.getpid(), threading.Lock()
+        lock = self._lock
+        return lock if lock.acquire(timeout=_BUSY_TIMEOUT) else None
+
+
 def tune_sqlite_files(engine):
     """Tune an SQLite file for several threads and processes at once.
 
@@ -68,12 +99,23 @@ def tune_sqlite_files(engine):
     transaction that reads and then writes while another connection holds
     the write lock fails at once with "database is locked": SQLite does not
     wait, as the other writer is itself waiting for this reader to finish.
-    With ``BEGIN IMMEDIATE`` writing transactions queue for the lock
-    instead, within the driver's busy timeout. It matters where the
-    conductor's threads write at once to an SQLite file
+    Writing transactions begin with ``BEGIN IMMEDIATE`` instead, sent in
+    place of oslo.db's ``BEGIN`` (not after it), and queue for the lock. It
+    matters where the conductor's threads write at once to an SQLite file
     (``cyborg-all-in-one``, the quickstart). Read-only transactions run on
     read-only connections (see :func:`configure`) and keep the plain
     ``BEGIN``: they take no lock.
+
+    The writers of one engine queue on a lock of the process before they
+    ask SQLite for its own, and hold it until their connection is back in
+    the pool: the next one starts as soon as the last one ends. SQLite's
+    busy handler, which would otherwise make them wait, polls in sleeps of
+    1 to 100 ms. Other processes writing to the file (``cyborg-dbsync``,
+    a second conductor) still wait for each other in SQLite's busy handler,
+    and a writer that has waited for the process's lock as long as the
+    driver's busy timeout (``_BUSY_TIMEOUT``) goes on to SQLite's lock
+    without it, so a thread that opens a second writing transaction while
+    it holds one fails with "database is locked" as before, never hangs.
 
     oslo.db opens a new connection for every transaction on an SQLite
     file; here up to 16 connections are kept open between transactions
@@ -115,13 +157,32 @@ def tune_sqlite_files(engine):
     if read_only:
         return
 
-    @sa.event.listens_for(engine, 'begin')
+    writers = _WriterQueue()
+
     def _begin_immediate(connection):
-        if connection.connection.dbapi_connection.in_transaction:
-            # oslo.db's listener, which runs first, has just sent its plain
-            # BEGIN: nothing ran in that transaction yet.
-            connection.exec_driver_sql('ROLLBACK')
+        info = connection.info
+        if info.get(_HOLDS_WRITER_LOCK) is None:
+            info[_HOLDS_WRITER_LOCK] = writers.enter()
         connection.exec_driver_sql('BEGIN IMMEDIATE')
+        # oslo.db's listener, which runs next, sends its plain BEGIN unless
+        # this says that a transaction is open; its commit and rollback
+        # listeners clear it.
+        info[_OSLO_DB_IN_TRANSACTION] = True
+
+    # This listener must run first, and SQLAlchemy ignores ``insert=True``
+    # for an engine's events: oslo.db's, registered as it made the engine,
+    # are registered again after it.
+    oslo_db_listeners = list(engine.dispatch.begin)
+    for listener in oslo_db_listeners:
+        sa.event.remove(engine, 'begin', listener)
+    for listener in [_begin_immediate] + oslo_db_listeners:
+        sa.event.listen(engine, 'begin', listener)
+
+    @sa.event.listens_for(engine.pool, 'checkin')
+    def _next_writer(dbapi_connection, record):
+        lock = record.info.pop(_HOLDS_WRITER_LOCK, None)
+        if lock is not None:
+            lock.release()
 
 
 main_context_manager.append_on_engine_create(tune_sqlite_files)

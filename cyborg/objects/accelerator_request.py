@@ -61,10 +61,10 @@ class AcceleratorRequest(base.PersistentObject):
         return obj
 
     @classmethod
-    def create_many(cls, context, values_list):
-        """Insert several ARQs in one transaction."""
-        return cls._from_db_objects(
-            context, arq_db.create_many(context, values_list))
+    def create_for_profile(cls, context, device_profile_name, project_id):
+        """The ARQs a device profile asks for, new, in one transaction."""
+        return cls._from_db_objects(context, arq_db.create_for_profile(
+            context, device_profile_name, project_id))
 
     @classmethod
     def list_bind_started(cls, context, updated_before=None):

@@ -39,7 +39,9 @@ provider on its host. ``--nova-port`` receives Nova's events there (the
 quickstart's ``--nova-port``, 8774 by default), as Nova would; without
 it nobody takes them, so only ``--wait poll`` works.
 ``--arqs-present`` first creates that many ARQs that stay unbound, to
-measure binding beside them.
+measure binding beside them. In process it also prints what a cycle
+costs the database: transactions, commits and SQL statements of all
+threads (API and conductor), per cycle.
 """
 
 import argparse
@@ -58,6 +60,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 import fixtures  # noqa: E402
 import futurist  # noqa: E402
 from oslo_utils import uuidutils  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
 
 from cyborg.common import service  # noqa: E402
 from cyborg.conductor import manager  # noqa: E402
@@ -122,6 +125,35 @@ class _InProcess(fixtures.Fixture):
                       {'rp_uuid': RP_UUID})
         db_utils.create_profile(ctx, name=PROFILE, groups=[GROUP])
         self.hostname, self.rp_uuid = 'host1', RP_UUID
+        self.sql = _SQLCounter()
+
+
+class _SQLCounter:
+    """Transactions, commits and statements of cyborg.db.api's engines."""
+
+    def __init__(self):
+        self.counts = dict.fromkeys(('transactions', 'commits',
+                                     'statements'), 0)
+        self._lock = threading.Lock()
+        facade = db_api.main_context_manager
+        for engine in {facade.writer.get_engine(),
+                       facade.reader.get_engine()}:
+            for event, key in (('begin', 'transactions'),
+                               ('commit', 'commits'),
+                               ('before_cursor_execute', 'statements')):
+                sa.event.listen(engine, event,
+                                lambda *args, key=key: self._count(key))
+
+    def _count(self, key):
+        with self._lock:
+            self.counts[key] += 1
+
+    def take(self):
+        """The counts since the last call."""
+        with self._lock:
+            counts = dict(self.counts)
+            self.counts = dict.fromkeys(counts, 0)
+        return counts
 
 
 class _Remote(fixtures.Fixture):
@@ -137,6 +169,7 @@ class _Remote(fixtures.Fixture):
         self.hostname = hostname
 
     def _setUp(self):
+        self.sql = None  # counted in process only
         self.nova = None
         if self.nova_port:
             self.nova = nova_events.EventReceiver(
@@ -284,10 +317,13 @@ def _create_present(target, count):
                  {'device_profile_name': name}, expect=201)
 
 
-def _report(cycles, seconds):
+def _report(cycles, seconds, sql=None):
     done = len(cycles.times['create'])
     print('cycles=%d errors=%d seconds=%.2f cycles/s=%.1f' % (
         done, len(cycles.errors), seconds, done / seconds))
+    if sql and done:
+        print('  per cycle: %s' % ', '.join(
+            '%.1f %s' % (count / done, key) for key, count in sql.items()))
     for step in STEPS:
         ms = sorted(s * 1000 for s in cycles.times[step])
         if not ms:
@@ -332,7 +368,10 @@ def main():
         if args.warmup:
             _Cycles(target, args.wait).run(args.warmup, args.concurrency)
         cycles = _Cycles(target, args.wait)
-        _report(cycles, cycles.run(args.cycles, args.concurrency))
+        if target.sql:
+            target.sql.take()
+        seconds = cycles.run(args.cycles, args.concurrency)
+        _report(cycles, seconds, target.sql and target.sql.take())
 
 
 if __name__ == '__main__':

@@ -125,6 +125,22 @@ class _Concurrency:
             {exception.AcceleratorRequestInvalidState},
             {type(r) for r in results if isinstance(r, Exception)})
 
+    def test_creates_at_once_each_get_their_rows(self):
+        results = db_utils.race(arq_db.create_for_profile,
+                                [(self.profile.name, 'p1')] * self.THREADS)
+        rows = [row for result in results for row in result]
+        self.assertEqual(self.THREADS, len({row.id for row in rows}))
+        columns = [c.name for c in arq_db._MODEL.__table__.columns]
+        for row in rows:
+            stored = db_api.get(self.ctx, 'accelerator_request', row.uuid)
+            # As stored; the creation time to the second (what RPC
+            # carries), as a server's DATETIME keeps it.
+            self.assertEqual(
+                {c: getattr(stored, c) for c in columns if c != 'created_at'},
+                {c: getattr(row, c) for c in columns if c != 'created_at'})
+            self.assertEqual(stored.created_at.replace(microsecond=0),
+                             row.created_at.replace(microsecond=0))
+
     def test_each_nova_event_taken_once(self):
         arqs = self._bind_started_arqs(12)
         for arq in arqs:

@@ -14,15 +14,24 @@
 The file uses the write-ahead log; read-only transactions run on
 read-only connections that take no lock, so they go on while another
 connection holds the write lock; connections are kept between
-transactions.
+transactions. Writers begin with one ``BEGIN IMMEDIATE`` and queue on
+their process's lock rather than in SQLite's busy handler.
 """
 
 import sqlite3
+import sys
+import threading
+import time
 
+import fixtures
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import test_fixtures
 import sqlalchemy as sa
 
 from cyborg import context
 from cyborg.db import api as db_api
+from cyborg.db import migration
+from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests.functional.db import test_concurrency
@@ -79,3 +88,91 @@ class SQLiteFileTest(base.TestCase):
         connection_of(self.ctx)
         connection_of(self.ctx)
         self.assertIs(seen[0], seen[1])
+
+    def test_a_writer_sends_one_begin_immediate(self):
+        statements = []
+        engine = db_api.get_engine()
+
+        def record(conn, cursor, statement, *args):
+            statements.append(statement)
+        sa.event.listen(engine, 'before_cursor_execute', record)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        record)
+        db_api.update(self.ctx, 'device_profile', self.profile.uuid,
+                      {'description': 'new'})
+        self.assertEqual('BEGIN IMMEDIATE', statements[0])
+        self.assertNotIn('BEGIN', statements)
+        self.assertNotIn('ROLLBACK', statements)
+
+    def test_a_failed_writer_lets_the_next_one_in(self):
+        self.assertRaises(exception.DuplicateEntry, db_utils.create_profile,
+                          self.ctx, name='p1')
+        # On another thread, as the lock is no thread's own.
+        created = []
+        writer = threading.Thread(target=lambda: created.append(
+            db_utils.create_profile(self.ctx, name='p2')))
+        writer.start()
+        writer.join(timeout=4)
+        self.assertEqual(['p2'], [p.name for p in created])
+
+
+class WriterQueueTest(base.TestCase):
+    """The writers of a process queue on its lock, not in SQLite's."""
+
+    def setUp(self):
+        super().setUp()
+        # A busy timeout of 0: a writer that asked SQLite for the write
+        # lock while another holds it would fail at once.
+        path = self.useFixture(fixtures.TempDir()).join('cyborg.sqlite')
+        facade = enginefacade.transaction_context()
+        facade.configure(**db_api.facade_options(
+            {'connection': 'sqlite:///%s?timeout=0' % path}))
+        facade.append_on_engine_create(db_api.tune_sqlite_files)
+        migration.upgrade('head', engine=facade.writer.get_engine())
+        self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
+            db_api.main_context_manager, facade))
+        self.addCleanup(facade.writer.get_engine().dispose)
+        self.addCleanup(facade.reader.get_engine().dispose)
+        self.ctx = context.get_admin_context()
+
+    def _waits_for_the_lock(self, thread):
+        """Whether ``thread`` is waiting in cyborg.db.api's begin."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            frame = sys._current_frames().get(thread.ident)
+            while frame is not None:
+                if frame.f_code.co_name == '_begin_immediate':
+                    return True
+                frame = frame.f_back
+            time.sleep(0.01)  # no event marks a thread waiting on a lock
+        return False
+
+    def test_a_writer_waits_for_the_one_writing(self):
+        holding, done = threading.Event(), threading.Event()
+
+        @db_api.main_context_manager.writer
+        def hold(context):
+            db_utils.create_profile(context, name='first')
+            holding.set()
+            done.wait(timeout=10)
+
+        first = threading.Thread(target=hold, args=(self.ctx,))
+        first.start()
+        self.addCleanup(first.join)
+        self.addCleanup(done.set)
+        holding.wait(timeout=10)
+        results = []
+
+        def write():
+            try:
+                results.append(db_utils.create_profile(
+                    context.get_admin_context(), name='second').name)
+            except Exception as e:  # a failure is the result under test
+                results.append(e)
+
+        second = threading.Thread(target=write)
+        second.start()
+        self.assertTrue(self._waits_for_the_lock(second))
+        done.set()
+        second.join(timeout=10)
+        self.assertEqual(['second'], results)

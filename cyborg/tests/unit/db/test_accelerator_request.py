@@ -12,6 +12,7 @@
 """Accelerator requests in the database, on SQLite: states and handles."""
 
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
@@ -51,6 +52,55 @@ class TestAcceleratorRequests(base.TestCase):
         self.assertEqual(states.INITIAL, got.state)
         self.assertEqual('fpga-dp1', got.device_profile.name)
         self.assertEqual(self.profile.groups[0], got.device_profile_group)
+
+    def _statements(self):
+        statements = []
+        engine = db_api.get_engine()
+
+        def count(conn, cursor, statement, *args):
+            statements.append(statement.split()[0].upper())
+        sa.event.listen(engine, 'before_cursor_execute', count)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        count)
+        return statements
+
+    def test_create_for_profile_makes_groups_times_units(self):
+        profile = db_utils.create_profile(
+            self.admin_context, name='two-groups',
+            groups=[{'resources:FPGA': '2'}, {'resources:PGPU': '1'}])
+        statements = self._statements()
+        rows = arq_db.create_for_profile(self.admin_context, 'two-groups',
+                                         'p1')
+        # The profile found, one INSERT per ARQ; nothing read back.
+        self.assertEqual(['SELECT', 'INSERT', 'INSERT', 'INSERT'],
+                         [s for s in statements if s != 'BEGIN'])
+        self.assertEqual([0, 0, 1],
+                         [r.device_profile_group_id for r in rows])
+        columns = [c.name for c in
+                   db_api._model('accelerator_request').__table__.columns]
+        for row in rows:
+            stored = db_api.get(self.admin_context, 'accelerator_request',
+                                row.uuid)
+            # Returned as a later read sees it.
+            self.assertEqual({c: getattr(stored, c) for c in columns},
+                             {c: getattr(row, c) for c in columns})
+            self.assertEqual(profile.id, row.device_profile.id)
+            self.assertEqual('two-groups', row.device_profile.name)
+            self.assertIsNone(row.attach_handle)
+            self.assertEqual('p1', row.project_id)
+            self.assertEqual(states.INITIAL, row.state)
+
+    def test_create_for_profile_refuses_unknown_and_disabled_profiles(self):
+        self.assertRaises(exception.DeviceProfileNotFound,
+                          arq_db.create_for_profile, self.admin_context,
+                          'nope', 'p1')
+        db_api.update(self.admin_context, 'device_profile',
+                      self.profile.uuid, {'enabled': False})
+        self.assertRaises(exception.DeviceProfileDisabled,
+                          arq_db.create_for_profile, self.admin_context,
+                          self.profile.name, 'p1')
+        self.assertEqual([], db_api.get_all(self.admin_context,
+                                            'accelerator_request'))
 
     def test_allowed_transition(self):
         arq = self._bind_started()

@@ -11,6 +11,9 @@
 # under the License.
 """Tests of cyborg.db.api on SQLite: CRUD by noun, filters, paging."""
 
+import os
+
+import fixtures
 from oslo_utils import uuidutils
 
 from cyborg.db import api as db_api
@@ -109,3 +112,29 @@ class TestGenericAccess(base.TestCase):
         self.assertRaises(exception.InvalidParameterValue, db_api.get_all,
                           self.admin_context, 'device_profile',
                           sort_key='bogus')
+
+
+class TestWriterQueue(base.TestCase):
+
+    def test_one_writer_at_a_time(self):
+        self.useFixture(fixtures.MonkeyPatch('cyborg.db.api._BUSY_TIMEOUT',
+                                             0.01))
+        writers = db_api._WriterQueue()
+        lock = writers.enter()
+        self.assertIsNotNone(lock)
+        # The next one waits as long as SQLite would, then goes on to
+        # SQLite's lock without this one.
+        self.assertIsNone(writers.enter())
+        lock.release()
+        self.assertIs(lock, writers.enter())
+
+    def test_a_forked_child_has_a_lock_of_its_own(self):
+        writers = db_api._WriterQueue()
+        parents = writers.enter()  # held by a thread as the process forks
+        child = os.getpid() + 1
+        self.useFixture(fixtures.MonkeyPatch('os.getpid', lambda: child))
+        self.useFixture(fixtures.MonkeyPatch('cyborg.db.api._BUSY_TIMEOUT',
+                                             0.01))
+        childs = writers.enter()
+        self.assertIsNotNone(childs)
+        self.assertIsNot(parents, childs)

@@ -155,10 +155,8 @@ class TestPersistence(base.TestCase):
         profile = db_utils.create_profile(self.admin_context)
         _, dep, handles = db_utils.create_device_tree(self.admin_context)
         arq_cls = accelerator_request.AcceleratorRequest
-        arq = arq_cls.create_many(self.admin_context, [{
-            'device_profile_id': profile.id, 'device_profile_group_id': 0,
-            'device_profile_group': profile.groups[0],
-            'project_id': 'p1'}])[0]
+        arq, = arq_cls.create_for_profile(self.admin_context, profile.name,
+                                          'p1')
         self.assertEqual('fpga-dp1', arq.device_profile_name)
         self.assertEqual('', arq.attach_handle_type)
         self.assertEqual({}, arq.attach_handle_info)
