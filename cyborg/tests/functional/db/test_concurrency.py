@@ -61,14 +61,20 @@ class SQLiteFileFixture(fixtures.Fixture):
     """A migrated SQLite file behind cyborg.db.api, set up as its own.
 
     It is set up as :func:`cyborg.db.api.configure` sets up a file.
+
+    :param query: appended to the connection URL (``?timeout=0``).
     """
+
+    def __init__(self, query=''):
+        super().__init__()
+        self.query = query
 
     def _setUp(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'cyborg.sqlite')
         facade = enginefacade.transaction_context()
         facade.configure(**db_api.facade_options(
-            {'connection': 'sqlite:///' + path}))
+            {'connection': 'sqlite:///' + path + self.query}))
         facade.append_on_engine_create(db_api.tune_sqlite_files)
         migration.upgrade('head', engine=facade.writer.get_engine())
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(

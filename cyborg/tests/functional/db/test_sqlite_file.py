@@ -23,14 +23,10 @@ import sys
 import threading
 import time
 
-import fixtures
-from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import test_fixtures
 import sqlalchemy as sa
 
 from cyborg import context
 from cyborg.db import api as db_api
-from cyborg.db import migration
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -123,16 +119,7 @@ class WriterQueueTest(base.TestCase):
         super().setUp()
         # A busy timeout of 0: a writer that asked SQLite for the write
         # lock while another holds it would fail at once.
-        path = self.useFixture(fixtures.TempDir()).join('cyborg.sqlite')
-        facade = enginefacade.transaction_context()
-        facade.configure(**db_api.facade_options(
-            {'connection': 'sqlite:///%s?timeout=0' % path}))
-        facade.append_on_engine_create(db_api.tune_sqlite_files)
-        migration.upgrade('head', engine=facade.writer.get_engine())
-        self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
-            db_api.main_context_manager, facade))
-        self.addCleanup(facade.writer.get_engine().dispose)
-        self.addCleanup(facade.reader.get_engine().dispose)
+        self.useFixture(test_concurrency.SQLiteFileFixture('?timeout=0'))
         self.ctx = context.get_admin_context()
 
     def _waits_for_the_lock(self, thread):
