@@ -21,7 +21,9 @@ off to fall back to the deprecated legacy rules.
 
 import functools
 import inspect
+import os
 
+from oslo_config import cfg
 from oslo_policy import _checks
 from oslo_policy import opts
 from oslo_policy import policy
@@ -56,13 +58,44 @@ def _check(rule, target, creds, enforcer, current_rule):
 _checks._check = _check
 
 
+class _Enforcer(policy.Enforcer):
+    """oslo.policy's enforcer, knowing where to look for policy files.
+
+    Before every check oslo.policy looks for the policy file and each
+    ``[oslo_policy] policy_dirs`` entry in the configuration directories,
+    so that a file changed, added or removed applies to the next request;
+    oslo.config (10.x) works those directories out anew for each look
+    (user and environment lookups, path joins): a third of the policy's
+    CPU on a GET. They come from the command line and the environment
+    and stay as they are for the life of the process: they are worked
+    out once. The look itself, a ``stat`` per directory, stays.
+    """
+
+    @functools.cached_property
+    def _config_dirs(self):
+        """Where ``ConfigOpts.find_file`` looks, in its order."""
+        dirs = [os.path.abspath(os.path.expanduser(d))
+                for d in self.conf.config_dirs]
+        dirs.extend(os.path.dirname(os.path.abspath(os.path.expanduser(f)))
+                    for f in reversed(self.conf.config_file))
+        dirs.extend(cfg._get_config_dirs(self.conf.project))
+        return tuple(dirs)
+
+    def _get_policy_path(self, path):
+        for directory in self._config_dirs:
+            found = os.path.join(directory, path)
+            if os.path.exists(found):
+                return found
+        raise cfg.ConfigFilesNotFoundError([path])
+
+
 def init(conf=CONF, policy_file=None):
     """Create the process's enforcer (once) and return it."""
     global _ENFORCER
     if _ENFORCER is None:
         opts.set_defaults(conf, enforce_new_defaults=True,
                           enforce_scope=True)
-        _ENFORCER = policy.Enforcer(conf, policy_file=policy_file)
+        _ENFORCER = _Enforcer(conf, policy_file=policy_file)
         _ENFORCER.register_defaults(policies.list_rules())
     return _ENFORCER
 
