@@ -39,11 +39,13 @@ From the outside in, a request passes:
     the microversion and turn exceptions into error responses.
 """
 import functools
+import inspect
 import time
 import urllib.parse
 
 from keystonemiddleware import audit
 from oslo_log import log
+from oslo_middleware import base as middleware_base
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
@@ -74,6 +76,11 @@ LOG = log.getLogger(__name__)
 # once. (pecan.util's helper is the one pecan's routing calls.)
 pecan_util._getargspec = functools.lru_cache(maxsize=1024)(
     pecan_util._getargspec)
+# oslo.middleware (8.x) reads the signature of a middleware's
+# process_response for every request, in each of its middlewares here:
+# 6 % of the CPU of a small GET. Read it once per middleware.
+middleware_base.getfullargspec = functools.lru_cache(maxsize=64)(
+    inspect.getfullargspec)
 
 
 class _Request(pecan.Request):
