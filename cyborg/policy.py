@@ -22,6 +22,8 @@ off to fall back to the deprecated legacy rules.
 import functools
 import inspect
 import os
+import threading
+import weakref
 
 from oslo_config import cfg
 from oslo_policy import _checks
@@ -59,17 +61,41 @@ _checks._check = _check
 
 
 class _Enforcer(policy.Enforcer):
-    """oslo.policy's enforcer, knowing where to look for policy files.
+    """oslo.policy's enforcer, reading the policy files once a request.
 
     Before every check oslo.policy looks for the policy file and each
-    ``[oslo_policy] policy_dirs`` entry in the configuration directories,
-    so that a file changed, added or removed applies to the next request;
-    oslo.config (10.x) works those directories out anew for each look
-    (user and environment lookups, path joins): a third of the policy's
-    CPU on a GET. They come from the command line and the environment
-    and stay as they are for the life of the process: they are worked
-    out once. The look itself, a ``stat`` per directory, stays.
+    ``[oslo_policy] policy_dirs`` entry in the configuration directories
+    and reads what changed, so that a file changed, added or removed
+    applies to the next request. :meth:`check` does that once per request
+    context, for its first check (a request makes two or more): the
+    checks of one request see the same rules, and each request the files
+    as they are when it is checked first.
+
+    oslo.config (10.x) also works the configuration directories out anew
+    for each look (user and environment lookups, path joins). They come
+    from the command line and the environment and stay as they are for
+    the life of the process: they are worked out once. The look itself,
+    a ``stat`` per directory, stays.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._checking = threading.local()
+
+    def check(self, context, rule, target, **kwargs):
+        """``authorize(rule, target, context, **kwargs)``, loaded once."""
+        state = self._checking
+        loaded = getattr(state, 'context', None)
+        state.skip_load = loaded is not None and loaded() is context
+        try:
+            return self.authorize(rule, target, context, **kwargs)
+        finally:
+            state.skip_load = False
+            state.context = weakref.ref(context)
+
+    def load_rules(self, force_reload=False):
+        if force_reload or not getattr(self._checking, 'skip_load', False):
+            super().load_rules(force_reload)
 
     @functools.cached_property
     def _config_dirs(self):
@@ -126,12 +152,12 @@ def authorize(context, action, target):
     if 'project_id' not in target:
         target = dict(target, project_id=context.project_id)
     try:
-        init().authorize(action, target, context, do_raise=True,
-                         exc=exception.PolicyNotAuthorized, action=action)
+        init().check(context, action, target, do_raise=True,
+                     exc=exception.PolicyNotAuthorized, action=action)
     except policy.InvalidScope:
         raise exception.PolicyNotAuthorized(action=action)
 
 
 def check_is_admin(context):
     """Whether the caller is an administrator (``context_is_admin``)."""
-    return init().authorize(policies.base.CONTEXT_IS_ADMIN, {}, context)
+    return init().check(context, policies.base.CONTEXT_IS_ADMIN, {})
