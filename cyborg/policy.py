@@ -21,7 +21,11 @@ off to fall back to the deprecated legacy rules.
 
 import functools
 import inspect
+import os
+import threading
+import weakref
 
+from oslo_config import cfg
 from oslo_policy import _checks
 from oslo_policy import opts
 from oslo_policy import policy
@@ -56,13 +60,68 @@ def _check(rule, target, creds, enforcer, current_rule):
 _checks._check = _check
 
 
+class _Enforcer(policy.Enforcer):
+    """oslo.policy's enforcer, reading the policy files once a request.
+
+    Before every check oslo.policy looks for the policy file and each
+    ``[oslo_policy] policy_dirs`` entry in the configuration directories
+    and reads what changed, so that a file changed, added or removed
+    applies to the next request. :meth:`check` does that once per request
+    context, for its first check (a request makes two or more): the
+    checks of one request see the same rules, and each request the files
+    as they are when it is checked first.
+
+    oslo.config (10.x) also works the configuration directories out anew
+    for each look (user and environment lookups, path joins). They come
+    from the command line and the environment and stay as they are for
+    the life of the process: they are worked out once. The look itself,
+    a ``stat`` per directory, stays.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._checking = threading.local()
+
+    def check(self, context, rule, target, **kwargs):
+        """``authorize(rule, target, context, **kwargs)``, loaded once."""
+        state = self._checking
+        loaded = getattr(state, 'context', None)
+        state.skip_load = loaded is not None and loaded() is context
+        try:
+            return self.authorize(rule, target, context, **kwargs)
+        finally:
+            state.skip_load = False
+            state.context = weakref.ref(context)
+
+    def load_rules(self, force_reload=False):
+        if force_reload or not getattr(self._checking, 'skip_load', False):
+            super().load_rules(force_reload)
+
+    @functools.cached_property
+    def _config_dirs(self):
+        """Where ``ConfigOpts.find_file`` looks, in its order."""
+        dirs = [os.path.abspath(os.path.expanduser(d))
+                for d in self.conf.config_dirs]
+        dirs.extend(os.path.dirname(os.path.abspath(os.path.expanduser(f)))
+                    for f in reversed(self.conf.config_file))
+        dirs.extend(cfg._get_config_dirs(self.conf.project))
+        return tuple(dirs)
+
+    def _get_policy_path(self, path):
+        for directory in self._config_dirs:
+            found = os.path.join(directory, path)
+            if os.path.exists(found):
+                return found
+        raise cfg.ConfigFilesNotFoundError([path])
+
+
 def init(conf=CONF, policy_file=None):
     """Create the process's enforcer (once) and return it."""
     global _ENFORCER
     if _ENFORCER is None:
         opts.set_defaults(conf, enforce_new_defaults=True,
                           enforce_scope=True)
-        _ENFORCER = policy.Enforcer(conf, policy_file=policy_file)
+        _ENFORCER = _Enforcer(conf, policy_file=policy_file)
         _ENFORCER.register_defaults(policies.list_rules())
     return _ENFORCER
 
@@ -93,12 +152,12 @@ def authorize(context, action, target):
     if 'project_id' not in target:
         target = dict(target, project_id=context.project_id)
     try:
-        init().authorize(action, target, context, do_raise=True,
-                         exc=exception.PolicyNotAuthorized, action=action)
+        init().check(context, action, target, do_raise=True,
+                     exc=exception.PolicyNotAuthorized, action=action)
     except policy.InvalidScope:
         raise exception.PolicyNotAuthorized(action=action)
 
 
 def check_is_admin(context):
     """Whether the caller is an administrator (``context_is_admin``)."""
-    return init().authorize(policies.base.CONTEXT_IS_ADMIN, {}, context)
+    return init().check(context, policies.base.CONTEXT_IS_ADMIN, {})

@@ -275,6 +275,33 @@ class TestPolicy(base.TestCase):
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
         self.assertTrue(self._allowed(device_rules.GET_ALL, 'roleless'))
 
+    def test_a_request_sees_one_set_of_rules(self):
+        # The files are looked at for a request's first check only: a
+        # change during the request applies from the next one.
+        self._policy_file('"cyborg:device:get_all": "rule:deny"\n')
+        request = _context('admin')
+        self.assertFalse(self._allowed(device_rules.GET_ALL, None, request))
+        path = policy.init().policy_path
+        with open(path, 'w') as f:
+            f.write('"cyborg:device:get_all": "@"\n')
+        stat = os.stat(path)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        self.assertFalse(self._allowed(device_rules.GET_ALL, None, request))
+        self.assertTrue(self._allowed(device_rules.GET_ALL, 'admin'))
+
+    def test_a_policy_file_added_later_is_found(self):
+        # Looked for in the configuration directories at each request.
+        directory = self.useFixture(test_fixtures.TempDir()).path
+        config_file = os.path.join(directory, 'cyborg.conf')
+        open(config_file, 'w').close()
+        self.policy.conf([], project='cyborg',
+                         default_config_files=[config_file])
+        self._reload()
+        self.assertTrue(self._allowed(device_rules.GET_ALL, 'admin'))
+        with open(os.path.join(directory, 'policy.yaml'), 'w') as f:
+            f.write('"cyborg:device:get_all": "rule:deny"\n')
+        self.assertFalse(self._allowed(device_rules.GET_ALL, 'admin'))
+
     def test_rules_document_operations_and_scope(self):
         for rule in policy.init().registered_rules.values():
             if rule.name == 'context_is_admin' or \
