@@ -26,7 +26,6 @@ Only objects (:mod:`cyborg.objects`) and ``cyborg-dbsync`` call this layer:
 the conductor writes through objects, and the API reads through them.
 """
 
-import functools
 import os
 import threading
 
@@ -389,16 +388,6 @@ _GENERATION = sa.select(models.Generation.generation).where(
     models.Generation.noun == sa.bindparam('noun'))
 
 
-@functools.lru_cache(maxsize=32)
-def _generation_sql(dialect, noun):
-    """The statement reading ``noun``'s generation, in ``dialect``'s SQL.
-
-    ``noun`` is one of ``models.COUNTED_NOUNS``, never a caller's value.
-    """
-    return str(_GENERATION.params(noun=noun).compile(
-        dialect=dialect, compile_kwargs={'literal_binds': True}))
-
-
 def generation(context, noun):
     """How many times ``noun``'s rows changed; None if nobody counts.
 
@@ -407,14 +396,14 @@ def generation(context, noun):
     what is kept under the count is never older than it says.
 
     It runs for every request that may be answered from what the API
-    keeps: one statement on a connection of the reader's engine, without
-    a transaction context or a session (120 µs, against 260 in an
-    enginefacade transaction). Through a SQLAlchemy connection, not the
+    keeps: one statement (compiled once, by SQLAlchemy's statement cache)
+    on a connection of the reader's engine, without a transaction context
+    or a session (about 130 µs, against 260 in an enginefacade
+    transaction). Through a SQLAlchemy connection, not the
     driver's own: oslo.db checks a pooled connection before its use and
     turns a lost database into ``DBConnectionError`` (answered 503), where
     the driver's error would have been a 500.
     """
     engine = main_context_manager.reader.get_engine()
     with engine.connect() as connection:
-        return connection.exec_driver_sql(
-            _generation_sql(engine.dialect, noun)).scalar()
+        return connection.execute(_GENERATION, {'noun': noun}).scalar()
