@@ -22,8 +22,6 @@ off to fall back to the deprecated legacy rules.
 import functools
 import inspect
 import os
-import threading
-import weakref
 
 from oslo_config import cfg
 from oslo_policy import _checks
@@ -61,15 +59,15 @@ _checks._check = _check
 
 
 class _Enforcer(policy.Enforcer):
-    """oslo.policy's enforcer, reading the policy files once a request.
+    """oslo.policy's enforcer, looking at the policy files when told to.
 
-    Before every check oslo.policy looks for the policy file and each
-    ``[oslo_policy] policy_dirs`` entry in the configuration directories
-    and reads what changed, so that a file changed, added or removed
-    applies to the next request. :meth:`check` does that once per request
-    context, for its first check (a request makes two or more): the
-    checks of one request see the same rules, and each request the files
-    as they are when it is checked first.
+    oslo.policy looks for the policy file and each ``[oslo_policy]
+    policy_dirs`` entry in the configuration directories before every
+    check, and reads what changed. Here a check reads the files only while
+    no rules are loaded; :meth:`refresh` looks at them again, and the API
+    calls it once at the start of each request (its context hook). So a
+    file changed, added or removed applies to the next request, and the
+    checks of one request (two or more) all see the same rules.
 
     oslo.config (10.x) also works the configuration directories out anew
     for each look (user and environment lookups, path joins). They come
@@ -78,23 +76,12 @@ class _Enforcer(policy.Enforcer):
     a ``stat`` per directory, stays.
     """
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._checking = threading.local()
-
-    def check(self, context, rule, target, **kwargs):
-        """``authorize(rule, target, context, **kwargs)``, loaded once."""
-        state = self._checking
-        loaded = getattr(state, 'context', None)
-        state.skip_load = loaded is not None and loaded() is context
-        try:
-            return self.authorize(rule, target, context, **kwargs)
-        finally:
-            state.skip_load = False
-            state.context = weakref.ref(context)
+    def refresh(self):
+        """Read the policy files that changed since the last look."""
+        super().load_rules()
 
     def load_rules(self, force_reload=False):
-        if force_reload or not getattr(self._checking, 'skip_load', False):
+        if force_reload or not self.rules:
             super().load_rules(force_reload)
 
     @functools.cached_property
@@ -133,6 +120,11 @@ def reset():
     _ENFORCER = None
 
 
+def refresh():
+    """Apply the policy files as they are now: at the start of a request."""
+    init().refresh()
+
+
 def get_enforcer():
     """The ``oslo.policy.enforcer`` entry point of the oslopolicy tools."""
     CONF([], project='cyborg')
@@ -152,12 +144,12 @@ def authorize(context, action, target):
     if 'project_id' not in target:
         target = dict(target, project_id=context.project_id)
     try:
-        init().check(context, action, target, do_raise=True,
-                     exc=exception.PolicyNotAuthorized, action=action)
+        init().authorize(action, target, context, do_raise=True,
+                         exc=exception.PolicyNotAuthorized, action=action)
     except policy.InvalidScope:
         raise exception.PolicyNotAuthorized(action=action)
 
 
 def check_is_admin(context):
     """Whether the caller is an administrator (``context_is_admin``)."""
-    return init().check(context, policies.base.CONTEXT_IS_ADMIN, {})
+    return init().authorize(policies.base.CONTEXT_IS_ADMIN, {}, context)

@@ -25,6 +25,9 @@ _UNVERSIONED = frozenset(('', '/'))
 class ContextHook(hooks.PecanHook):
     """Builds the RequestContext from the identity headers.
 
+    It applies the policy files as they are at the start of the request
+    (:func:`cyborg.policy.refresh`): every check of the request sees them.
+
     It also hands controllers the conductor's RPC API, made once per
     process, and the application's
     :class:`~cyborg.api.controllers.base.ListCache`.
@@ -38,6 +41,7 @@ class ContextHook(hooks.PecanHook):
 
     def before(self, state):
         ctx = context.RequestContext.from_environ(state.request.environ)
+        policy.refresh()
         ctx.is_admin = policy.check_is_admin(ctx)
         state.request.context['cyborg'] = ctx
         state.request.context['conductor'] = self.conductor

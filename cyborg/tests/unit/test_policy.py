@@ -153,7 +153,9 @@ class TestPolicy(base.TestCase):
         super().setUp()
         self.policy = self.useFixture(fixtures.Policy())
 
-    def _allowed(self, rule, persona, ctx=None):
+    def _allowed(self, rule, persona, ctx=None, new_request=True):
+        if new_request:
+            policy.refresh()
         try:
             policy.authorize(ctx or _context(persona), rule, _target(rule))
         except exception.PolicyNotAuthorized:
@@ -276,8 +278,8 @@ class TestPolicy(base.TestCase):
         self.assertTrue(self._allowed(device_rules.GET_ALL, 'roleless'))
 
     def test_a_request_sees_one_set_of_rules(self):
-        # The files are looked at for a request's first check only: a
-        # change during the request applies from the next one.
+        # The files are looked at as a request starts: a change during the
+        # request applies from the next one.
         self._policy_file('"cyborg:device:get_all": "rule:deny"\n')
         request = _context('admin')
         self.assertFalse(self._allowed(device_rules.GET_ALL, None, request))
@@ -286,7 +288,8 @@ class TestPolicy(base.TestCase):
             f.write('"cyborg:device:get_all": "@"\n')
         stat = os.stat(path)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-        self.assertFalse(self._allowed(device_rules.GET_ALL, None, request))
+        self.assertFalse(self._allowed(device_rules.GET_ALL, None, request,
+                                       new_request=False))
         self.assertTrue(self._allowed(device_rules.GET_ALL, 'admin'))
 
     def test_a_policy_file_added_later_is_found(self):
