@@ -106,12 +106,14 @@ def _refused(context, uuid, target):
         allowed=', '.join(sorted(states.sources_of(target))))
 
 
-def _move(context, uuid, target, values=None, expected=None):
+def _move(context, uuid, target, values=None, expected=None, row=None):
     """Move one ARQ to ``target`` in the caller's transaction.
 
     An ARQ of an instance that becomes Bound or BindFailed gets the event
     that tells Nova, in the same transaction (:mod:`cyborg.db.nova_event`).
 
+    :param row: the ARQ's row, locked by the caller: its instance is the
+        event's, unless ``values`` changes it (otherwise it is read).
     :raises AcceleratorRequestInvalidState: the UPDATE matched nothing.
     """
     sources = states.sources_of(target)
@@ -124,8 +126,11 @@ def _move(context, uuid, target, values=None, expected=None):
     if not count:
         raise _refused(context, uuid, target)
     if target in states.NOVA_EVENT_STATUS:
-        instance_uuid = context.session.query(_MODEL.instance_uuid).filter(
-            _MODEL.uuid == uuid).scalar()
+        if row is None:
+            instance_uuid = context.session.query(
+                _MODEL.instance_uuid).filter(_MODEL.uuid == uuid).scalar()
+        else:
+            instance_uuid = changes.get('instance_uuid', row.instance_uuid)
         if instance_uuid:
             nova_event.record(context, instance_uuid, uuid, target)
 
@@ -195,7 +200,7 @@ def _let_go(context, uuid, target, values=None, expected=None):
     handle_id = row.attach_handle_id
     values = dict(values or {}, attach_handle_id=None, deployable_id=None)
     _move(context, uuid, target, values=values,
-          expected=expected or [row.state])
+          expected=expected or [row.state], row=row)
     attach_handle.release(context, [handle_id])
     context.session.expire_all()
     return api.get(context, _NOUN, uuid)
@@ -228,15 +233,22 @@ def claim_handle(context, uuid, deployable_id, finish=False):
     row = _for_update(context, uuid)
     if row.state != states.BIND_STARTED:
         raise _refused(context, uuid, states.BOUND)
+    handle_type = None
     if row.attach_handle_id is None or row.deployable_id != deployable_id:
         # Resumed towards another deployable: give the old handle back.
         attach_handle.release(context, [row.attach_handle_id])
-        row.attach_handle_id = attach_handle.claim(context, deployable_id)
+        row.attach_handle_id, handle_type = attach_handle.claim(
+            context, deployable_id)
         row.deployable_id = deployable_id
         context.session.flush()
-    if finish and attach_handle.attach_type(
-            context, row.attach_handle_id) != states.ATTACH_MDEV:
-        _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED])
+    if not finish:
+        return row
+    if handle_type is None:
+        # Resumed with the handle it had claimed.
+        handle_type = attach_handle.attach_type(context, row.attach_handle_id)
+    if handle_type != states.ATTACH_MDEV:
+        _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED],
+              row=row)
         context.session.expire_all()
         return api.get(context, _NOUN, uuid)
     return row

@@ -20,22 +20,23 @@ from cyborg import exception
 
 
 def claim(context, deployable_id):
-    """Mark a free handle of the deployable in use; return its id.
+    """Mark a free handle of the deployable in use.
 
     Each candidate is taken with a conditional UPDATE, so of two
     transactions claiming at once each gets a handle of its own.
 
+    :returns: the handle's id and attach type (PCI, MDEV).
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     """
     model = models.AttachHandle
-    candidates = context.session.query(model.id).filter_by(
+    candidates = context.session.query(model.id, model.attach_type).filter_by(
         deployable_id=deployable_id, in_use=False).order_by(model.id)
-    for (handle_id,) in candidates.all():
+    for handle_id, handle_type in candidates.all():
         claimed = context.session.query(model).filter_by(
             id=handle_id, in_use=False).update(
                 {'in_use': True}, synchronize_session=False)
         if claimed:
-            return handle_id
+            return handle_id, handle_type
     raise exception.AttachHandleUnavailable(deployable=deployable_id)
 
 

@@ -176,13 +176,32 @@ class TestAcceleratorRequests(base.TestCase):
 
     def test_claim_that_finishes_binds_a_pci_handle_at_once(self):
         arq = self._bind_started()
+        statements = self._statements()
         bound = arq_db.claim_handle(self.admin_context, arq.uuid,
                                     self.deployable.id, finish=True)
+        # The ARQ locked and loaded, a free handle found with its type and
+        # claimed, the ARQ given it, then Bound with Nova's event, and read.
+        self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'UPDATE', 'UPDATE',
+                          'UPDATE', 'INSERT', 'SELECT'],
+                         [s for s in statements if s != 'BEGIN'])
         self.assertEqual(states.BOUND, bound.state)
         self.assertEqual('PCI', bound.attach_handle.attach_type)
         # Its event for Nova is recorded with it.
         self.assertEqual([(arq.instance_uuid, arq.uuid, 'completed')], [
             (e.instance_uuid, e.arq_uuid, e.status)
+            for e in nova_event_db.take_due(self.admin_context, 10, 60)])
+
+    def test_resumed_claim_keeps_its_handle_and_finishes(self):
+        arq = self._bind_started()
+        claimed = arq_db.claim_handle(self.admin_context, arq.uuid,
+                                      self.deployable.id)
+        self.assertEqual(states.BIND_STARTED, claimed.state)
+        bound = arq_db.claim_handle(self.admin_context, arq.uuid,
+                                    self.deployable.id, finish=True)
+        self.assertEqual(states.BOUND, bound.state)
+        self.assertEqual(claimed.attach_handle_id, bound.attach_handle_id)
+        self.assertEqual([(arq.instance_uuid, 'completed')], [
+            (e.instance_uuid, e.status)
             for e in nova_event_db.take_due(self.admin_context, 10, 60)])
 
     def test_claim_that_finishes_leaves_an_mdev_handle_binding(self):
