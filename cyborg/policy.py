@@ -21,9 +21,7 @@ off to fall back to the deprecated legacy rules.
 
 import functools
 import inspect
-import os
 
-from oslo_config import cfg
 from oslo_policy import _checks
 from oslo_policy import opts
 from oslo_policy import policy
@@ -68,12 +66,6 @@ class _Enforcer(policy.Enforcer):
     calls it once at the start of each request (its context hook). So a
     file changed, added or removed applies to the next request, and the
     checks of one request (two or more) all see the same rules.
-
-    oslo.config (10.x) also works the configuration directories out anew
-    for each look (user and environment lookups, path joins). They come
-    from the command line and the environment and stay as they are for
-    the life of the process: they are worked out once. The look itself,
-    a ``stat`` per directory, stays.
     """
 
     def refresh(self):
@@ -83,23 +75,6 @@ class _Enforcer(policy.Enforcer):
     def load_rules(self, force_reload=False):
         if force_reload or not self.rules:
             super().load_rules(force_reload)
-
-    @functools.cached_property
-    def _config_dirs(self):
-        """Where ``ConfigOpts.find_file`` looks, in its order."""
-        dirs = [os.path.abspath(os.path.expanduser(d))
-                for d in self.conf.config_dirs]
-        dirs.extend(os.path.dirname(os.path.abspath(os.path.expanduser(f)))
-                    for f in reversed(self.conf.config_file))
-        dirs.extend(cfg._get_config_dirs(self.conf.project))
-        return tuple(dirs)
-
-    def _get_policy_path(self, path):
-        for directory in self._config_dirs:
-            found = os.path.join(directory, path)
-            if os.path.exists(found):
-                return found
-        raise cfg.ConfigFilesNotFoundError([path])
 
 
 def init(conf=CONF, policy_file=None):
