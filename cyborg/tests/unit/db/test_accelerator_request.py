@@ -214,6 +214,12 @@ class TestAcceleratorRequests(base.TestCase):
         self.assertEqual(states.BIND_STARTED, claimed.state)
         self.assertEqual([], nova_event_db.take_due(self.admin_context,
                                                     10, 60))
+        # Resumed, it keeps its handle, whose type is read again: still
+        # an mdev to make.
+        resumed = arq_db.claim_handle(self.admin_context, arq.uuid,
+                                      deployable.id, finish=True)
+        self.assertEqual(states.BIND_STARTED, resumed.state)
+        self.assertEqual(claimed.attach_handle_id, resumed.attach_handle_id)
 
     def test_bind_of_arq_in_wrong_state_releases_the_handle(self):
         arq = self._arq()
