@@ -59,9 +59,12 @@ if [ "$command" = start ]; then
     fi
     echo "== installing Cyborg and openstack-placement into $venv"
     "$venv/bin/python" -m pip install -q -U pip
-    "$venv/bin/python" -m pip install -q -r requirements.txt
-    # The demo extra brings openstack-placement, which the quickstart serves.
-    "$venv/bin/python" -m pip install -q -e '.[demo]'
+    # With the versions devstack installs: openstack/requirements'
+    # upper-constraints. The demo extra brings openstack-placement, which
+    # the quickstart serves.
+    "$venv/bin/python" -m pip install -q \
+        -c "${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}" \
+        -r requirements.txt -e '.[demo]'
     # The real services the options ask for, and the openstack CLI.
     clients=()
     for option in "$@"; do

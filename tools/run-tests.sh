@@ -6,6 +6,10 @@
 #   tools/run-tests.sh              everything
 #   tools/run-tests.sh -k profile   extra arguments go to pytest
 #
+# Everything is installed with openstack/requirements' upper-constraints
+# (tools/upper-constraints.txt, or TOX_CONSTRAINTS_FILE as in tox), the
+# versions devstack and the distributions install.
+#
 # Environment: CYBORG_TEST_VENV (default .venvs/test), PYTHON (python3),
 # OS_TEST_DBAPI_ADMIN_CONNECTION and CYBORG_TEST_RABBIT_URL to point the
 # functional tests at other database and RabbitMQ servers,
@@ -16,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${CYBORG_TEST_VENV:-.venvs/test}
 python=${PYTHON:-python3}
+constraints=${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}
 
 if [ ! -x "$venv/bin/python" ]; then
     echo "== creating virtualenv $venv"
@@ -23,9 +28,10 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 echo "== installing Cyborg and its test requirements into $venv"
 "$venv/bin/python" -m pip install -q -U pip
-"$venv/bin/python" -m pip install -q -r requirements.txt \
+"$venv/bin/python" -m pip install -q -c "$constraints" -r requirements.txt \
     -r test-requirements.txt
 "$venv/bin/python" -m pip install -q --no-deps -e .
+"$venv/bin/python" -m pip check
 # The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
 # for the upgrade tests, each in its own virtualenv.
 PYTHON=$python tools/setup-client-venvs.sh

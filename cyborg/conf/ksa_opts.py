@@ -49,10 +49,15 @@ def adapter_opts(service_type, deprecated_opts=None):
 
 
 def register_session_and_auth(conf, group, deprecated_opts=None):
-    """Register the session and auth options of a keystoneauth group."""
+    """Register the session and auth options of a keystoneauth group.
+
+    keystoneauth1's functions take the group's name: given the OptGroup
+    itself, keystoneauth1 5.15 reads ``conf[group]`` and so registers a
+    second group keyed by the object.
+    """
     ks_loading.register_session_conf_options(
-        conf, group, deprecated_opts=deprecated_opts)
-    ks_loading.register_auth_conf_options(conf, group)
+        conf, group.name, deprecated_opts=deprecated_opts)
+    ks_loading.register_auth_conf_options(conf, group.name)
 
 
 def register_client_opts(conf, group, service_type, deprecated_opts=None):
