@@ -11,16 +11,18 @@
 # under the License.
 """``cyborg-all-in-one``: API, conductor and agent in one process.
 
-For development and the quickstart: with ``[DEFAULT] transport_url =
-fake://`` the three services talk over in-process queues, so one process
-on one SQLite database is a whole Cyborg for one simulated or real host.
-The API answers at once; the agent first waits, in the background, for
-Placement to know this host's compute node (``[agent]
+For development and the quickstart, so no console script of a production
+install: run it as ``python -m cyborg.cmd.all_in_one``. With ``[DEFAULT]
+transport_url = fake://`` the three services talk over in-process queues,
+so one process on one SQLite database is a whole Cyborg for one simulated
+or real host. The API answers at once; the agent first waits, in the
+background, for Placement to know this host's compute node (``[agent]
 placement_wait_*``), then reports its devices. ``SIGTERM`` or ``SIGINT``
 stops all three.
 """
 
 import signal
+import sys
 import threading
 
 from oslo_log import log
@@ -103,3 +105,7 @@ def main(argv=None):
         conductor.stop()
         rpc.cleanup()
     return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

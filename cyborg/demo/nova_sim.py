@@ -11,6 +11,9 @@
 # under the License.
 """``cyborg-nova-sim``: boots simulated instances the way Nova does.
 
+A demo, not a console script of the package: ``python -m
+cyborg.demo.nova_sim``.
+
 It drives the real services with Nova's own call sequence, so the
 quickstart, the tests and anyone trying Cyborg see what a cloud sees:
 

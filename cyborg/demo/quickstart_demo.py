@@ -277,7 +277,8 @@ class Demo:
                                                 placement.TOKEN)]
         if not self.keystone and not self.nova:
             lines += [
-                '  Boot more: CYBORG_STATE=%s %s/cyborg-nova-sim%s boot '
+                '  Boot more: CYBORG_STATE=%s %s/python -m '
+                'cyborg.demo.nova_sim%s boot '
                 '--flavor-extra-spec accel:device_profile=demo-vgpu '
                 '--name vm1' % (self.state, bin_dir, sim_options)]
         if not self.keystone:
