@@ -7,7 +7,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cyborg"
 
 if is_service_enabled cyborg-api cyborg-cond cyborg-agent; then
-    if [[ "$1" == "stack" && "${2:-}" == "install" ]]; then
+    if [[ "$1" == "stack" && "${2:-}" == "pre-install" ]]; then
+        cyborg_check_settings
+
+    elif [[ "$1" == "stack" && "${2:-}" == "install" ]]; then
         echo_summary "Installing Cyborg"
         install_cyborg
         if [[ "$CYBORG_INSTALL_CLIENT" == "True" ]]; then
@@ -20,12 +23,11 @@ if is_service_enabled cyborg-api cyborg-cond cyborg-agent; then
         if is_service_enabled cyborg-api; then
             create_cyborg_accounts
         fi
-        if cyborg_uses_database; then
-            init_cyborg
-        fi
 
     elif [[ "$1" == "stack" && "${2:-}" == "extra" ]]; then
+        # After devstack merged local.conf's post-config sections.
         echo_summary "Starting Cyborg"
+        init_cyborg
         start_cyborg
 
     elif [[ "$1" == "stack" && "${2:-}" == "test-config" ]]; then

@@ -53,9 +53,14 @@ function is_service_enabled {
     return 1
 }
 
+# Like devstack's, leaves out the services in DISABLED_SERVICES (what
+# local.conf's disable_service lines name).
 function enable_service {
     local service
     for service in "$@"; do
+        if [[ ",${DISABLED_SERVICES:-}," == *",$service,"* ]]; then
+            continue
+        fi
         if ! is_service_enabled $service; then
             ENABLED_SERVICES+=",$service"
         fi
@@ -63,12 +68,13 @@ function enable_service {
     ENABLED_SERVICES=${ENABLED_SERVICES#,}
 }
 
-# trueorfalse default varname
+# trueorfalse default varname: True or False for the values devstack
+# knows, the default for anything else or nothing.
 function trueorfalse {
-    local value=${!2:-$1}
-    case ${value,,} in
-        1|yes|true|on) echo True ;;
-        *) echo False ;;
+    case "${!2:-}" in
+        1|[yY]es|YES|[tT]rue|TRUE) echo True ;;
+        0|[nN]o|NO|[fF]alse|FALSE) echo False ;;
+        *) echo "$1" ;;
     esac
 }
 
@@ -89,10 +95,14 @@ function iniset_rpc_backend {
         "rabbit://stackrabbit:$SERVICE_PASSWORD@$SERVICE_HOST:5672/"
 }
 
-# Writes what devstack writes: the service user's password credentials.
+# Writes what devstack writes: the service user's password credentials,
+# and the service type when given.
 function configure_keystone_authtoken_middleware {
     _stub_record configure_keystone_authtoken_middleware "$@"
     local conf=$1 section=${3:-keystone_authtoken}
+    if [[ -n "${4:-}" ]]; then
+        _stub_ini $conf $section service_type $4
+    fi
     _stub_ini $conf $section auth_type password
     _stub_ini $conf $section interface public
     _stub_ini $conf $section www_authenticate_uri $KEYSTONE_SERVICE_URI
