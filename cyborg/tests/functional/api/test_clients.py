@@ -233,14 +233,6 @@ class TestOpenStackSDK(LiveTestCase):
             context.get_admin_context(), 'deployable',
             deployable.id).bitstream_id)
 
-    def test_enable_and_disable_device(self):
-        acc = self.connect('2.3')
-        acc.disable_device(self.device.uuid)
-        self.assertEqual('maintaining',
-                         acc.get_device(self.device.uuid).status)
-        acc.enable_device(self.device.uuid)
-        self.assertEqual('enabled', acc.get_device(self.device.uuid).status)
-
     def test_paging(self):
         ctx = context.get_admin_context()
         other, _, _ = db_utils.create_device_tree(
@@ -397,6 +389,9 @@ class CLITests:
                     self.assertIsNotNone(row[key], noun)
 
     def test_enable_and_disable_device(self):
+        # python-openstackclient 10.5.0 calls openstacksdk 4.22's
+        # enable_device and disable_device here: they are newer than the
+        # upper-constraints' openstacksdk of TestOpenStackSDK.
         ctx = context.get_admin_context()
         self.openstack('accelerator', 'device', 'disable', self.device.uuid)
         self.assertEqual('maintaining',
