@@ -14,7 +14,8 @@
 # OS_TEST_DBAPI_ADMIN_CONNECTION and CYBORG_TEST_RABBIT_URL to point the
 # functional tests at other database and RabbitMQ servers,
 # CYBORG_TEST_NO_SKIP=1 to fail every test that would skip (the default
-# when CI is set).
+# when CI is set), CYBORG_TEST_WORKERS for the number of pytest processes
+# (one more than the CPUs; 0 runs the tests in this one).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -68,5 +69,9 @@ if [ -n "${CI:-}" ]; then
     export CYBORG_TEST_NO_SKIP=${CYBORG_TEST_NO_SKIP:-1}
 fi
 
-echo "== unit, functional and load tests"
-pytest -p no:cacheprovider -ra cyborg/tests "$@"
+# In parallel, with pytest-xdist: most tests wait on servers and processes,
+# so one worker more than the CPUs; tests that must share a worker carry
+# an xdist_group mark (doc/source/contributor/testing.rst).
+workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 1))}
+echo "== unit, functional and load tests ($workers workers)"
+pytest -p no:cacheprovider -ra -n "$workers" --dist loadgroup cyborg/tests "$@"

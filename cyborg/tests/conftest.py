@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""pytest hooks for the whole suite: no skips where none are allowed.
+"""pytest hooks for the whole suite: no skips where none are allowed, a
+RabbitMQ virtual host for each pytest-xdist worker, and each test
+process's databases migrated once.
 
 Tests skip, saying why, when a server they need (MariaDB, PostgreSQL,
 RabbitMQ), a client virtualenv or a writable PCI ``uevent`` is missing.
@@ -19,10 +21,39 @@ missing part fails the run rather than passing it with fewer tests.
 """
 
 import os
+import urllib.parse
 
+from oslo_db.sqlalchemy import test_fixtures
 import pytest
 
+RABBIT = 'CYBORG_TEST_RABBIT_URL'
+
 NO_SKIP = 'CYBORG_TEST_NO_SKIP'
+
+
+def pytest_configure(config):
+    """Each pytest-xdist worker gets a virtual host of the run's own.
+
+    RabbitMQ names queues after RPC topics, whatever the exchange, so two
+    tests on one virtual host at once would answer each other's calls.
+    ``tools/run-tests.sh`` makes one virtual host for the run; tests that
+    need a broker of their own make one per test.
+    """
+    worker = os.environ.get('PYTEST_XDIST_WORKER')
+    if not worker or not os.environ.get(RABBIT):
+        return
+    url = urllib.parse.urlsplit(os.environ[RABBIT])
+    vhost = '%s-%s' % (url.path.lstrip('/') or 'cyborg-test', worker)
+    os.environ[RABBIT] = url._replace(path='/' + vhost).geturl()
+    # Imported once the variable is set: it is read at import.
+    from cyborg.tests import functional
+    if (functional.rabbitmqctl('add_vhost', vhost) or
+            functional.rabbitmqctl('set_permissions', '-p', vhost, 'guest',
+                                   '.*', '.*', '.*')):
+        raise pytest.UsageError('cannot make the RabbitMQ virtual host %s '
+                                'of worker %s' % (vhost, worker))
+    config.add_cleanup(lambda: functional.rabbitmqctl('delete_vhost',
+                                                      vhost))
 
 
 def pytest_runtest_makereport(item, call):
@@ -39,3 +70,30 @@ def pytest_runtest_makereport(item, call):
                 NO_SKIP, call.excinfo.value.msg), pytrace=False)
         except pytest.fail.Exception:
             call.excinfo = pytest.ExceptionInfo.from_current()
+
+
+@pytest.fixture(scope='session')
+def _kept_databases():
+    """The provisioned databases a test process keeps until it ends.
+
+    oslo.db's opportunistic fixtures create, migrate and drop a database
+    for every test unless something holds it across tests (testresources'
+    optimising suite does, under testr). This holds it: a database whose
+    fixture resets its data after each test (``ResetsData``) is created
+    and migrated once per test process.
+    """
+    kept = {}
+    yield kept
+    for manager, resource in reversed(list(kept.items())):
+        manager.finishedWith(resource)
+
+
+@pytest.fixture(autouse=True)
+def _keep_database(request):
+    test = request.instance
+    if (isinstance(test, test_fixtures.OpportunisticDBTestMixin) and
+            issubclass(test.FIXTURE, test_fixtures.ResetsData)):
+        kept = request.getfixturevalue('_kept_databases')
+        for _name, manager in test.resources:
+            if manager not in kept:
+                kept[manager] = manager.getResource()

@@ -15,6 +15,7 @@ The database servers are chosen in :mod:`cyborg.tests`. RabbitMQ is found
 through ``CYBORG_TEST_RABBIT_URL``.
 """
 
+import itertools
 import os
 import socket
 import subprocess
@@ -24,15 +25,43 @@ RABBIT_URL = os.environ.get('CYBORG_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
 
 
+def tunable(name, default):
+    """An outage length or load size: ``CYBORG_TEST_<NAME>`` or ``default``.
+
+    The defaults are as small as still proves the property (the services
+    meet the outage, retry through it and recover after it; more instances
+    than devices bind at once); the larger values the guides quote are
+    set in the environment (``doc/source/contributor/testing.rst``).
+    """
+    return type(default)(os.environ.get('CYBORG_TEST_' + name, default))
+
+
+#: Where the servers of the tests listen: below Linux's range of ports for
+#: outgoing connections (32768-60999), so that no connection takes the port
+#: of a server that a test stops and starts again, in a block of its own
+#: for each pytest-xdist worker, so that workers never pick the same one.
+PORTS_START = 20000
+PORTS_PER_WORKER = 2000
+_ports = itertools.count()
+
+
 def free_ports(count):
-    """``count`` loopback ports that were free a moment ago."""
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(('127.0.0.1', 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
+    """``count`` loopback ports of this test process, free a moment ago."""
+    worker = int(os.environ.get('PYTEST_XDIST_WORKER', 'gw0')[len('gw'):])
+    first = PORTS_START + worker * PORTS_PER_WORKER
+    ports = []
+    for _ in range(PORTS_PER_WORKER):
+        port = first + next(_ports) % PORTS_PER_WORKER
+        with socket.socket() as sock:
+            try:
+                sock.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise RuntimeError('no free port left in %d-%d' % (
+        first, first + PORTS_PER_WORKER - 1))
 
 
 def rabbitmqctl(*args):

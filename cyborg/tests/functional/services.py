@@ -80,7 +80,9 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.ctx = context.get_admin_context()
         self.placement = self.useFixture(cyborg_fixtures.Placement())
-        self.nova = nova_events.EventReceiver().start()
+        # Restarted on its port in the fault tests: one of the tests' own.
+        self.nova = nova_events.EventReceiver(
+            port=functional.free_ports(1)[0]).start()
         # The receiver of the moment: a test may restart it.
         self.addCleanup(lambda: self.nova.stop())
         self.rp = self.placement.adapter()

@@ -15,10 +15,15 @@ import os
 
 from gabbi import driver
 from gabbi.driver import test_pytest  # noqa: F401 (pytest collects it)
+import pytest
 
 from cyborg.tests.functional.api import gabbi_fixtures
 
 TESTS_DIR = os.path.join(os.path.dirname(__file__), 'gabbits')
+
+# A YAML file's tests run in order, each after its fixtures' start: one
+# pytest-xdist worker runs them all (tools/run-tests.sh: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group('gabbi')
 
 
 def pytest_generate_tests(metafunc):

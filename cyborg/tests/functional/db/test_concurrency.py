@@ -32,20 +32,32 @@ from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.db import migration
+from cyborg.db import models
 from cyborg.db import nova_event as nova_event_db
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import db_utils
 
 
-class _CyborgSchema(test_fixtures.GeneratesSchemaFromMigrations):
-    """Build the schema with our migrations, for cyborg.db.api's facade."""
+class _CyborgSchema(test_fixtures.GeneratesSchemaFromMigrations,
+                    test_fixtures.DeletesFromSchema):
+    """Our migrated schema behind cyborg.db.api's facade, emptied per test.
+
+    The migrations run when a test process first needs the database; the
+    suite's ``conftest`` keeps it for the whole run, and each test leaves
+    it with every table empty.
+    """
 
     def get_enginefacade(self):
         return db_api.main_context_manager
 
     def generate_schema_migrations(self, engine):
         migration.upgrade('head', engine=engine)
+
+    def delete_from_schema(self, engine):
+        with engine.begin() as connection:
+            for table in reversed(models.BASE.metadata.sorted_tables):
+                connection.execute(table.delete())
 
 
 class MySQLFixture(_CyborgSchema, test_fixtures.MySQLOpportunisticFixture):

@@ -37,8 +37,10 @@ from cyborg.tests.functional import services
 from cyborg.tests.functional import tcp_proxy
 
 DEFAULT_PORTS = {'mysql': 3306, 'postgresql': 5432}
-#: How long the database is away; and the longest a request may take then.
-DB_OUTAGE = 30
+#: How long the database is away: long enough for the conductor's event
+#: sender, which looks every second, to meet it (the guide's figures: 30 s).
+DB_OUTAGE = functional.tunable('DB_OUTAGE', 10)
+#: The longest a request may take while it is away.
 REQUEST_BOUND = 10
 
 
@@ -165,12 +167,16 @@ class TestDatabaseOutagePostgreSQL(_DatabaseOutage, _ServicesOnDatabase):
 
 
 class TestNovaOutage(_ServicesOnDatabase):
-    """Nova is away for two minutes while instances' ARQs are bound."""
+    """Nova is away while instances' ARQs are bound.
+
+    Away long enough for the event sender to back off past 8 s between
+    tries (the guide's figures: two minutes).
+    """
 
     #: Binds while Nova is up, to compare with; binds while it is away.
     WARM = 20
     BOOTS = 50
-    NOVA_OUTAGE = 120
+    NOVA_OUTAGE = functional.tunable('NOVA_OUTAGE', 20)
 
     def setUp(self):
         super().setUp()
@@ -207,7 +213,7 @@ class TestNovaOutage(_ServicesOnDatabase):
         stopped = time.monotonic()
         down = self._boots(self.BOOTS, rps)
         bound_in = time.monotonic() - stopped
-        # Nova stays away for its two minutes: nothing to wait for here.
+        # Nova stays away its whole outage: nothing to wait for here.
         time.sleep(max(0, self.NOVA_OUTAGE - bound_in))
         self.restart_nova()
         back = time.monotonic()

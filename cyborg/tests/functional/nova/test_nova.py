@@ -28,6 +28,7 @@ import tempfile
 import urllib.parse
 import uuid
 
+import pytest
 import testtools
 
 from cyborg.demo import glance
@@ -130,6 +131,9 @@ class _Cloud:
         return '\n'.join(text)
 
 
+# The class starts Nova once for its tests: one pytest-xdist worker runs
+# them all (tools/run-tests.sh: --dist loadgroup).
+@pytest.mark.xdist_group('nova')
 class TestRealNova(testtools.TestCase):
 
     cloud = None
