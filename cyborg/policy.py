@@ -81,8 +81,8 @@ def init(conf=CONF, policy_file=None):
     """Create the process's enforcer (once) and return it."""
     global _ENFORCER
     if _ENFORCER is None:
-        opts.set_defaults(conf, enforce_new_defaults=True,
-                          enforce_scope=True)
+        # oslo.policy 6 always checks scope: it has no enforce_scope.
+        opts.set_defaults(conf, enforce_new_defaults=True)
         _ENFORCER = _Enforcer(conf, policy_file=policy_file)
         _ENFORCER.register_defaults(policies.list_rules())
     return _ENFORCER
