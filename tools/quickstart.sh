@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run a whole Cyborg on this machine and boot two simulated instances.
+# Run a whole Cyborg on this machine and boot three simulated instances.
 #
 #   tools/quickstart.sh [start] [--rabbit URL [--db URL]] [--no-demo]
 #                       [--keystone | --nova]
@@ -24,8 +24,8 @@
 # database). The agent serves a simulated host: two Intel FPGAs with VFs,
 # an NVIDIA GPU with vGPU types, a QAT card and the fake driver's device.
 # Then the Nova boot simulator (cyborg-nova-sim, events on port 8774) boots
-# an FPGA and a vGPU instance, prints their <hostdev> elements and deletes
-# them. The services keep running until "stop". Running it again is safe:
+# an FPGA, a vGPU and a fake-device instance, prints their <hostdev>
+# elements and deletes them. The services keep running until "stop". Running it again is safe:
 # it stops what runs and starts afresh on the same databases.
 #
 # --keystone also runs the real Keystone (.venvs/keystone): Cyborg and

@@ -66,8 +66,9 @@ OTHER_ROLE = 'other'
 #: is the bootstrapped administrator (also system administrator);
 #: ``service`` stands for Nova calling Cyborg on a user's behalf (its
 #: token goes in ``X-Service-Token``); ``cyborg`` is Cyborg's own service
-#: user (``[keystone_authtoken]``, Placement, Nova, Glance), with the
-#: roles a DevStack deployment gives it.
+#: user (``[keystone_authtoken]``, Placement, Nova, Glance), with
+#: ``admin`` beside ``service`` for older Nova and Placement policies (a
+#: deployment of current releases gives it ``service`` only).
 PERSONAS = {
     'admin': ('admin', ADMIN_PROJECT, ('admin',)),
     'manager': ('manager-a', 'project-a', ('manager',)),

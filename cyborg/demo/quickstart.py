@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The quickstart: a whole Cyborg on loopback, and two simulated boots.
+"""The quickstart: a whole Cyborg on loopback, and three simulated boots.
 
 ``tools/quickstart.sh`` installs Cyborg, then runs this module. Everything
 lives under one state directory: ``cyborg.conf``, the SQLite databases,
@@ -494,7 +494,7 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog='python -m cyborg.demo.quickstart',
         description='Run Cyborg, Placement and a simulated host on '
-                    'loopback and boot two simulated instances.')
+                    'loopback and boot three simulated instances.')
     _add_common_options(parser, defaults=True)
     # The same options after the command too (tools/quickstart.sh start
     # --api-port 16666); there they override what came before it.

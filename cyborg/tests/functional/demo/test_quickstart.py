@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The quickstart end to end: real processes, two simulated boots.
+"""The quickstart end to end: real processes, three simulated boots.
 
 Placement, the image service and Cyborg run as child processes on free
 ports, as ``tools/quickstart.sh`` starts them; the demo boots an FPGA
