@@ -25,10 +25,4 @@ set -o xtrace
 stop_cyborg
 
 # Sanity check that the services are actually down.
-services=""
-for service in cyborg-api cyborg-cond cyborg-agent; do
-    if is_service_enabled $service; then
-        services+=" $service"
-    fi
-done
-ensure_services_stopped $services
+ensure_services_stopped $(cyborg_enabled_services)

@@ -69,13 +69,7 @@ fi
 start_cyborg
 
 # Don't succeed unless the services come up.
-services=""
-for service in cyborg-api cyborg-cond cyborg-agent; do
-    if is_service_enabled $service; then
-        services+=" $service"
-    fi
-done
-ensure_services_started $services
+ensure_services_started $(cyborg_enabled_services)
 
 set +o xtrace
 echo "****************************************************************"
