@@ -19,10 +19,6 @@ enforced unless an operator turns ``[oslo_policy] enforce_new_defaults``
 off to fall back to the deprecated legacy rules.
 """
 
-import functools
-import inspect
-
-from oslo_policy import _checks
 from oslo_policy import opts
 from oslo_policy import policy
 
@@ -33,27 +29,6 @@ from cyborg import policies
 CONF = cyborg.conf.CONF
 
 _ENFORCER = None
-
-
-@functools.lru_cache(maxsize=None)
-def _takes_current_rule(check_class):
-    return len(inspect.getfullargspec(check_class.__call__).args) > 4
-
-
-def _check(rule, target, creds, enforcer, current_rule):
-    """oslo.policy's evaluation of one check, its signature read once.
-
-    oslo.policy (6.0) reads the signature of a check's ``__call__`` each
-    time it evaluates one, to learn whether it takes ``current_rule``:
-    eight times for a request of a reader, a fifth of the API's CPU for a
-    small GET. A check class keeps its signature.
-    """
-    if _takes_current_rule(type(rule)):
-        return rule(target, creds, enforcer, current_rule)
-    return rule(target, creds, enforcer)
-
-
-_checks._check = _check
 
 
 class _Enforcer(policy.Enforcer):
