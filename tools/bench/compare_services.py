@@ -170,7 +170,13 @@ def ensure_existing_venv(venv):
 
 
 class Existing:
-    """openstack-cyborg 17.0.0: db sync, conductor, agent and gunicorn."""
+    """openstack-cyborg 17.0.0: db sync, conductor, agent and gunicorn.
+
+    Configured as its devstack plugin does (one conductor and one agent
+    process, the WSGI application under a WSGI server, RabbitMQ; no
+    executor, pool or timeout options), but for what the comparison needs
+    of both services: no Keystone, no debug logging, SQLite.
+    """
 
     name = 'existing'
     host = HOST

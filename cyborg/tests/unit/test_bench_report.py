@@ -56,7 +56,8 @@ def _results():
     existing = {'create_profile': _call(20, c=4), 'list_profiles': _call(4),
                 'get_profile': _call(8), 'create_arq': _call(12, c=4),
                 'bind_c1': _call(0.8, c=1),
-                'bind_c4': _call(0.8, c=4, errors=2)}
+                'bind_c4': _call(0.8, c=4, errors=2),
+                'bind_c1_arqs': _call(0.4, c=1)}
     # Ours: 10× the existing service on every call but the list (5×)...
     rabbit = {key: dict(call, rps=call['rps'] * 10, errors=0)
               for key, call in existing.items()}
@@ -74,7 +75,7 @@ def _results():
         'shapes': {
             'existing': {'calls': existing,
                          'memory': _memory(256, 214, 206)},
-            'rabbit': {'calls': rabbit, 'memory': _memory(100, 120, 90)},
+            'rabbit': {'calls': rabbit, 'memory': _memory(100, 120, 150)},
             'all_in_one': {'calls': all_in_one,
                            'memory': {'all': {'rest': 150, 'load': 200}}},
             'bare': {'calls': {'list_profiles': _call(100)}},
@@ -97,30 +98,32 @@ class TestCompareReport(base.TestCase):
                          met['get a profile by name ≥10× existing'])
         self.assertEqual(('0', True), met['bind cycle, c=4: 0 errors'])
         self.assertEqual(('5.0×', False),
-                         met['list 200 profiles: p99 ≤ 3× p50'])
-        self.assertEqual(('20%', False), met[
-            'list 200 profiles ≥ 50% of the bare WSGI limit'])
+                         met['list 200 profiles: p99 ≤ 4× p50'])
+        self.assertEqual(('10.0×', True),
+                         met['bind cycle, c=1 ≥3× existing'])
+        self.assertEqual(('10.0×', True),
+                         met['create an ARQ ≥2× existing'])
         self.assertEqual(('2.50 ms', True), met[
             "an instance's ARQs p50 ≤ 5 ms at 2,000 ARQs"])
         self.assertEqual(('7.25 ms', False), met[
             "an instance's ARQs p50 ≤ 5 ms at 100,000 ARQs"])
-        self.assertEqual(('worst 90%', True), met[
-            'all-in-one within 20% of --rabbit on every call'])
+        self.assertEqual(('worst 4.5×', True), met[
+            'all-in-one at least as fast as existing on every call'])
         self.assertEqual(('2', True), met[
             'cyborg-api: one worker per CPU by default'])
-        self.assertEqual(('100 of 256 MiB', True),
-                         met['api RSS at rest ≤ ½ existing'])
-        self.assertEqual(('180 of 321 MiB', False),
-                         met['conductor RSS under load ≤ ½ existing'])
+        self.assertEqual(('50 of 128 MiB', True),
+                         met['api PSS at rest ≤ 0.6× existing'])
+        self.assertEqual(('112 of 154 MiB', False),
+                         met['agent PSS under load ≤ 0.6× existing'])
 
     def test_missing_figures_are_not_measured(self):
         results = _results()
-        del results['shapes']['bare']
+        del results['shapes']['all_in_one']
         del results['instance_arqs']
         met = {name: (measured, ok)
                for name, measured, ok in self.report.targets(results)}
         self.assertEqual(('n/a', None), met[
-            'list 200 profiles ≥ 50% of the bare WSGI limit'])
+            'all-in-one at least as fast as existing on every call'])
         self.assertNotIn("an instance's ARQs p50 ≤ 5 ms at 2,000 ARQs", met)
         self.assertIn('| not measured', self._text(results))
 
@@ -140,11 +143,11 @@ class TestCompareReport(base.TestCase):
         rss, pss = text.split('Memory, resident set (RSS):')[1].split(
             'Memory, proportional set (PSS):')
         self.assertIn('api | 256 / 384 | 100 / 150 | —', rss)
-        self.assertIn('all of them | 676 / 1014 | 310 / 465 | 150 / 200',
+        self.assertIn('all of them | 676 / 1014 | 370 / 555 | 150 / 200',
                       rss)
         self.assertIn('api | 128 / 192 | 50 / 75 | —', pss)
         # The all-in-one's figures of this run have no PSS.
-        self.assertIn('all of them | 338 / 507 | 155 / 232 | —', pss)
+        self.assertIn('all of them | 338 / 507 | 185 / 278 | —', pss)
         self.assertIn('The list of 200 profiles is 82,000 bytes', text)
         self.assertIn('list 200 device profiles ≥10× existing | 5.0× | '
                       '**no**', text)
