@@ -117,9 +117,13 @@ class TestQuickstart(base.TestCase):
         ran = os.environ.get(QUICKSTART_STATE)
         if ran:
             # CI ran tools/quickstart.sh itself, demo and all: check that
-            # one rather than start another.
+            # one, on the ports it saved, rather than start another.
+            with open(os.path.join(ran, 'quickstart.json')) as f:
+                ports = json.load(f)['ports']
             self.state = ran
             self.args = ['--state', ran]
+            for service, port in ports.items():
+                self.args += ['--%s-port' % service, str(port)]
         else:
             rc, output = self._main('start')
             self.assertEqual(0, rc, output + self._logs())
