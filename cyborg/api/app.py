@@ -36,7 +36,9 @@ From the outside in, a request passes:
 11. The URL check (:func:`_utf8_urls`): a path or query string that is
     not UTF-8 is answered 400 here, where pecan would log a traceback.
 12. The pecan application, whose hooks build the request context, read
-    the microversion and turn exceptions into error responses.
+    the microversion, refuse a ``Content-Type`` that is not JSON before
+    WebOb would parse a form body, and turn exceptions into error
+    responses.
 """
 import functools
 import inspect
@@ -134,6 +136,7 @@ def _pecan_app():
         request_cls=_Request,
         hooks=[hooks.ContextHook(rpcapi.ConductorAPI(), base.ListCache()),
                hooks.MicroversionHook(),
+               hooks.ContentTypeHook(),
                hooks.ErrorHook()],
         # Names may contain dots: never read a format from the path.
         guess_content_type_from_ext=False,

@@ -9,13 +9,17 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pecan hooks: request context, microversion, and error responses."""
+"""Pecan hooks: request context, microversion, media type and errors."""
+
+import re
 
 from pecan import hooks
+from webob import exc as webob_exc
 
 from cyborg.api import errors
 from cyborg.api import microversion
 from cyborg import context
+from cyborg.i18n import _
 from cyborg import policy
 
 # Paths that are not under /v2: only the root document.
@@ -68,6 +72,47 @@ class MicroversionHook(hooks.PecanHook):
         if 'version' in state.request.context:
             state.response.headers.update(microversion.response_headers(
                 state.request.context['version']))
+
+
+#: A media type, ``type/subtype``, as RFC 9110 section 8.3.1 spells it.
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_MEDIA_TYPE = re.compile('%s/%s' % (_TOKEN, _TOKEN))
+
+
+def _takes(media_type):
+    """Whether a body of ``media_type`` (lower case) is JSON."""
+    return media_type == 'application/json' or (
+        media_type.startswith('application/') and
+        media_type.endswith('+json'))
+
+
+class ContentTypeHook(hooks.PecanHook):
+    """Refuses a request whose ``Content-Type`` names no JSON body.
+
+    The API reads JSON bodies only. pecan's routing reads
+    ``request.params``, for which WebOb parses a form body
+    (``application/x-www-form-urlencoded`` or ``multipart/form-data``)
+    that no controller reads, and raised for a multipart type without a
+    boundary or a form with an unknown charset: a 500. This hook answers
+    before routing, for every route and method, with or without a body:
+    400 for a value that is no media type, 415 for one that is not JSON.
+    Parameters (``charset``) are not read: JSON has none (RFC 8259).
+    """
+
+    priority = 25
+
+    def on_route(self, state):
+        value = state.request.headers.get('Content-Type', '')
+        media_type = value.split(';', 1)[0].strip()
+        if not value.strip():
+            return
+        if _MEDIA_TYPE.fullmatch(media_type) is None:
+            raise webob_exc.HTTPBadRequest(_(
+                'The Content-Type header is not a media type: %s') % value)
+        if not _takes(media_type.lower()):
+            raise webob_exc.HTTPUnsupportedMediaType(_(
+                'The API takes JSON bodies only (Content-Type: '
+                'application/json), not %s.') % media_type)
 
 
 class ErrorHook(hooks.PecanHook):

@@ -14,9 +14,13 @@
 Request bodies and query strings are described by the schemas the API
 validates requests with, responses by the response schemas next to them
 (:mod:`cyborg.api.schemas`), so the document cannot drift from the code.
-``GET /v2/openapi.json`` serves it without a token. One document covers
-every microversion: an operation or field that a later microversion
-added says so, and the ``OpenStack-API-Version`` header picks one.
+``GET /v2/openapi.json`` serves it without a token. It describes the
+latest microversion (``info.version``): every operation takes the
+``OpenStack-API-Version`` header that asks for it, and an operation, a
+parameter or a field that a microversion after 2.0 added says which one.
+A request without the header, or one whose header names no
+``accelerator`` version, is served at 2.0 (the API-SIG microversion
+guideline), which the api-ref describes.
 """
 
 import copy
@@ -43,6 +47,14 @@ ERRORS = {
     '406': 'The microversion asked for is not served, or the call needs '
            'a later one.',
     '409': 'The call conflicts with the state of a resource.',
+    '415': 'The Content-Type of the request is not application/json.',
+}
+
+#: The errors of any call, public ones too: a Content-Type that is no
+#: media type (400) or names no JSON body (415).
+CONTENT_TYPE_ERRORS = {
+    '400': 'The request is malformed: its Content-Type is no media type.',
+    '415': ERRORS['415'],
 }
 
 #: The error of any call that the conductor carries out.
@@ -60,10 +72,13 @@ class Operation:
         schema of them (whose ``required`` is kept).
     :param since: the microversion that added the operation.
     :param errors: further error statuses: {status: why}.
+    :param links: {status: {name: (operationId, {parameter: runtime
+        expression})}}: where an answer leads (OpenAPI links).
     """
 
     def __init__(self, method, path, summary, responses, query=None,
-                 body=None, since=None, errors=None, public=False):
+                 body=None, since=None, errors=None, public=False,
+                 links=None):
         self.method = method
         self.path = path
         self.summary = summary
@@ -73,6 +88,7 @@ class Operation:
         self.since = since
         self.errors = dict(errors or {})
         self.public = public
+        self.links = links or {}
 
 
 def _list_query(schema):
@@ -94,6 +110,15 @@ _DP = '/v2/device_profiles/{uuid_or_name}'
 _ARQ = '/v2/accelerator_requests'
 _PROGRAM = 'Program an FPGA deployable with a bitstream image.'
 
+
+def _to(path, parameter, expression, *methods):
+    """Links from an answer to the operations of ``path`` on one object."""
+    return {'%s%s' % (method.title(), ''.join(
+        word.title() for word in path.split('/')[2].split('_'))): (
+        '%s %s' % (method, path), {parameter: expression})
+        for method in methods}
+
+
 OPERATIONS = (
     Operation('GET', '/', 'List the versions of the API.',
               {'200': version.list_response}, public=True),
@@ -103,7 +128,9 @@ OPERATIONS = (
               public=True),
     _list('device_profiles', device_profile, device_profile.response),
     Operation('POST', '/v2/device_profiles', 'Create a device profile.',
-              {'201': device_profile.response}, body=device_profile.create),
+              {'201': device_profile.response}, body=device_profile.create,
+              links={'201': _to(_DP, 'uuid_or_name', '$response.body#/uuid',
+                                'GET', 'DELETE')}),
     Operation('DELETE', '/v2/device_profiles',
               'Delete the device profiles named (all or none).',
               {'204': None}, query=device_profile.delete_query),
@@ -111,7 +138,7 @@ OPERATIONS = (
               {'200': device_profile.show_response}),
     Operation('PATCH', _DP, 'Change a device profile\'s description or '
               'groups.', {'200': device_profile.response},
-              body=device_profile.patch,
+              body=device_profile.patch_document,
               since=microversion.PROFILE_LIFECYCLE),
     Operation('DELETE', _DP, 'Delete a device profile.', {'204': None}),
     Operation('POST', _DP + '/enable', 'Enable a device profile.',
@@ -122,16 +149,20 @@ OPERATIONS = (
         '423': 'An accelerator request of the instance is still being '
                'bound.'}),
     Operation('POST', _ARQ, 'Create the accelerator requests of a device '
-              'profile.', {'201': arq.create_response}, body=arq.create),
+              'profile.', {'201': arq.create_response}, body=arq.create,
+              links={'201': _to(_ARQ + '/{uuid}', 'uuid',
+                                '$response.body#/arqs/0/uuid',
+                                'GET', 'DELETE')}),
     Operation('PATCH', _ARQ, 'Bind or unbind accelerator requests.',
-              {'202': None}, body=arq.patch, errors=HOST_ERRORS),
+              {'202': None}, body=arq.patch_document, errors=HOST_ERRORS),
     Operation('DELETE', _ARQ, 'Delete accelerator requests, by uuid or '
               'by instance.', {'204': None}, query=arq.delete_query,
               errors=HOST_ERRORS),
     Operation('GET', _ARQ + '/{uuid}', 'Show an accelerator request.',
               {'200': arq.response}),
     Operation('PATCH', _ARQ + '/{uuid}', 'Bind or unbind an accelerator '
-              'request.', {'202': None}, body=arq.patch, errors=HOST_ERRORS),
+              'request.', {'202': None}, body=arq.patch_document,
+              errors=HOST_ERRORS),
     Operation('DELETE', _ARQ + '/{uuid}', 'Delete an accelerator '
               'request.', {'204': None}, errors=HOST_ERRORS),
     _list('devices', device, device.response),
@@ -153,7 +184,9 @@ OPERATIONS = (
               errors=HOST_ERRORS),
     _list('attributes', attribute, attribute.response),
     Operation('POST', '/v2/attributes', 'Create an attribute.',
-              {'201': attribute.response}, body=attribute.create),
+              {'201': attribute.response}, body=attribute.create,
+              links={'201': _to('/v2/attributes/{uuid}', 'uuid',
+                                '$response.body#/uuid', 'GET', 'DELETE')}),
     Operation('GET', '/v2/attributes/{uuid}', 'Show an attribute.',
               {'200': attribute.response}),
     Operation('DELETE', '/v2/attributes/{uuid}', 'Delete an attribute.',
@@ -174,16 +207,36 @@ def _schema(schema):
 _PATH_PARAMETERS = {
     'uuid': parameter_types.uuid,
     'again': parameter_types.uuid,
-    'uuid_or_name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    # A comma-separated list (DELETE takes several) of no empty entry.
+    'uuid_or_name': {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                     'pattern': '^[^,]+(,[^,]+)*$'},
 }
 
+#: What asks for the microversion this document describes: an
+#: ``accelerator`` entry, last in the list, naming it or ``latest``.
+#: Entries of other services may come first; the service ignores them.
+VERSION_PATTERN = (
+    '^(?:[a-z][a-z0-9-]* (?:[0-9]+\\.[0-9]+|latest), ?)*%s (?:%s|%s)$' % (
+        microversion.SERVICE_TYPE,
+        str(microversion.MAX_VERSION).replace('.', '\\.'),
+        microversion.LATEST))
+
 _VERSION_HEADER = {
-    'name': microversion.HEADER, 'in': 'header', 'required': False,
-    'description': 'The microversion to use; 2.0 without it.',
-    'schema': {'type': 'string', 'enum': [
-        '%s %s' % (microversion.SERVICE_TYPE, number)
-        for number, _ in microversion.VERSIONS] + [
-        '%s %s' % (microversion.SERVICE_TYPE, microversion.LATEST)]},
+    'name': microversion.HEADER, 'in': 'header', 'required': True,
+    'description': (
+        'The microversion, as the API-SIG guideline spells it: a '
+        'comma-separated list of "<service type> <version>" entries, of '
+        'which the accelerator one counts. This document describes %s, '
+        'which "accelerator %s" or "accelerator latest" asks for. The '
+        'service also serves a request without the header, or whose '
+        'header names no accelerator version, at %s, and answers 406 to '
+        'an accelerator version it does not serve; the api-ref describes '
+        'the earlier microversions.' % (
+            microversion.MAX_VERSION, microversion.MAX_VERSION,
+            microversion.MIN_VERSION)),
+    'schema': {'type': 'string', 'pattern': VERSION_PATTERN,
+               'examples': ['%s %s' % (microversion.SERVICE_TYPE,
+                                       microversion.LATEST)]},
 }
 
 
@@ -192,6 +245,13 @@ def _parameters(operation):
                'schema': _schema(_PATH_PARAMETERS[name])}
               for name in _path_names(operation.path)]
     query = operation.query
+    if 'oneOf' in query:
+        # Parameters that exclude each other: one object, each member
+        # its own parameter on the wire (style form, exploded).
+        params.append({'name': 'query', 'in': 'query', 'required': True,
+                       'style': 'form', 'explode': True,
+                       'schema': _schema(query)})
+        query = {}
     required = ()
     if query.get('type') == 'object':
         required = query.get('required', ())
@@ -208,11 +268,15 @@ def _path_names(path):
     return [part[1:-1] for part in path.split('/') if part.startswith('{')]
 
 
-def _response(description, schema):
+def _response(description, schema, links=None):
     response = {'description': description}
     if schema is not None:
         response['content'] = {'application/json': {
             'schema': _schema(schema)}}
+    if links:
+        response['links'] = {
+            name: {'operationId': operation_id, 'parameters': parameters}
+            for name, (operation_id, parameters) in links.items()}
     return response
 
 
@@ -220,7 +284,8 @@ def _operation(operation):
     doc = {'operationId': '%s %s' % (operation.method, operation.path),
            'summary': operation.summary,
            'parameters': _parameters(operation),
-           'responses': {status: _response('Success.', schema)
+           'responses': {status: _response('Success.', schema,
+                                           operation.links.get(status))
                          for status, schema in
                          operation.responses.items()}}
     if operation.since is not None:
@@ -236,6 +301,9 @@ def _operation(operation):
             status: _response(why, version.fault)
             for status, why in sorted(errors.items())})
     else:
+        doc['responses'].update({
+            status: _response(why, version.fault)
+            for status, why in sorted(CONTENT_TYPE_ERRORS.items())})
         doc['security'] = []
     return doc
 
@@ -250,7 +318,10 @@ def _document():
         'openapi': VERSION,
         'info': {'title': 'OpenStack Cyborg API',
                  'version': str(microversion.MAX_VERSION),
-                 'description': __doc__.split('\n\n', 1)[1]},
+                 'description': __doc__.split('\n\n', 1)[1],
+                 # The microversion described, for tools that read no prose.
+                 'x-openstack-microversion': '%s %s' % (
+                     microversion.SERVICE_TYPE, microversion.MAX_VERSION)},
         'paths': paths,
         'components': {'securitySchemes': {'token': {
             'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',

@@ -16,6 +16,8 @@ A PATCH body maps ARQ uuids to JSON-patch lists. Binding adds
 an administrator's ``/project_id``); unbinding removes the three.
 """
 
+import itertools
+
 from cyborg.api import microversion
 from cyborg.api.schemas import parameter_types
 from cyborg.api import validation
@@ -61,6 +63,9 @@ delete_query = {
         'instance': parameter_types.uuid,
     },
     'additionalProperties': False,
+    # One or the other.
+    'oneOf': [{'required': ['arqs']}, {'required': ['instance']}],
+    'description_for_errors': 'give either arqs or instance',
 }
 
 BIND_PATHS = ('/hostname', '/device_rp_uuid', '/instance_uuid')
@@ -91,6 +96,43 @@ patch = {
         parameter_types.UUID_PATTERN: {
             'type': 'array', 'minItems': 1, 'items': _operation},
     },
+    'additionalProperties': False,
+}
+
+
+def _add(path):
+    return {'type': 'object',
+            'properties': {'op': {'const': 'add'}, 'path': {'const': path},
+                           'value': _VALUE_SCHEMAS[path]},
+            'required': ['op', 'path', 'value'],
+            'additionalProperties': False}
+
+
+def _remove(path):
+    return {'type': 'object',
+            'properties': {'op': {'const': 'remove'},
+                           'path': {'const': path}, 'value': {}},
+            'required': ['op', 'path'], 'additionalProperties': False}
+
+
+def _in_any_order(operations):
+    return [{'type': 'array', 'prefixItems': list(order), 'items': False,
+             'minItems': len(order)}
+            for order in itertools.permutations(operations)]
+
+
+#: The operations of one ARQ, as :func:`patch_values` takes them (every
+#: order of a bind, with or without /project_id, or of an unbind): the
+#: OpenAPI document's exact shape. The controller checks a body with
+#: :data:`patch` and :func:`patch_values`, for clearer messages.
+_bind_or_unbind = {'anyOf': (
+    _in_any_order([_add(path) for path in BIND_PATHS]) +
+    _in_any_order([_add(path) for path in BIND_PATHS + (PROJECT_PATH,)]) +
+    _in_any_order([_remove(path) for path in BIND_PATHS]))}
+
+patch_document = {
+    'type': 'object', 'minProperties': 1,
+    'patternProperties': {parameter_types.UUID_PATTERN: _bind_or_unbind},
     'additionalProperties': False,
 }
 

@@ -17,6 +17,8 @@ and values a group may hold, and their stored spelling) is
 description or the groups as a whole, under the same rules as a create.
 """
 
+import itertools
+
 from oslo_utils import uuidutils
 
 from cyborg.api.schemas import parameter_types
@@ -75,11 +77,43 @@ patch = {
     },
 }
 
+
+def _patch_operations(path, value):
+    """The operations that set (or, for the description, clear) ``path``."""
+    sets = {'type': 'object',
+            'properties': {'op': {'enum': ['add', 'replace']},
+                           'path': {'const': path}, 'value': value},
+            'required': ['op', 'path', 'value'],
+            'additionalProperties': False}
+    if path != '/description':
+        return sets
+    return {'anyOf': [sets, {'type': 'object',
+                             'properties': {'op': {'const': 'remove'},
+                                            'path': {'const': path},
+                                            'value': {}},
+                             'required': ['op', 'path'],
+                             'additionalProperties': False}]}
+
+
+#: What :func:`patch_values` accepts: each field changed once, in any
+#: order. The OpenAPI document's exact shape; the controller checks a
+#: body with :data:`patch` and :func:`patch_values`, for clearer messages.
+patch_document = {'anyOf': [
+    {'type': 'array', 'prefixItems': list(order), 'items': False,
+     'minItems': len(order)}
+    for count in range(1, len(_PATCHABLE) + 1)
+    for order in itertools.permutations(
+        [_patch_operations(path, value)
+         for path, value in _PATCHABLE.items()], count)]}
+
 list_query = {'name': {'type': 'string', 'minLength': 1}}
 
 delete_query = {
     'type': 'object',
-    'properties': {'value': {'type': 'string', 'minLength': 1}},
+    'properties': {'value': {
+        'type': 'string', 'pattern': '^[^,]+(,[^,]+)*$',
+        'description_for_errors': 'must be a comma-separated list of '
+                                  'names or uuids'}},
     'required': ['value'],
     'additionalProperties': False,
 }

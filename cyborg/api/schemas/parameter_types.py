@@ -40,8 +40,10 @@ name = {'type': 'string', 'minLength': 1, 'maxLength': 255,
         'description_for_errors': (
             'must be 1 to 255 letters, digits, underscores or hyphens')}
 
+# Python's \s also matches \x1c-\x1f and \x85, ECMA-262's (the OpenAPI
+# document's readers) does not: both spelled out, so the two agree.
 hostname = {'type': 'string', 'minLength': 1, 'maxLength': 255,
-            'pattern': r'^[^\s]+$',
+            'pattern': r'^[^\s\x1c-\x1f\x85]+$',
             'description_for_errors': 'must be a host name of 1 to 255 '
                                       'characters without spaces'}
 

@@ -21,10 +21,38 @@ import warnings
 import fixtures as fixtures_lib
 import webob
 
+from cyborg.api import openapi
 from cyborg.api.schemas import parameter_types
 from cyborg import context
 from cyborg.tests import db_utils
 from cyborg.tests.functional.api import test_routes
+
+#: Content-Type values the API does not take: none names a JSON body.
+#: WebOb, parsing a form body for pecan's routing, raised on the first
+#: ones (a 500).
+BAD_CONTENT_TYPES = {
+    'multipart/form-data': 415,
+    'multipart/form-data; boundary=': 415,
+    'multipart/form-data; boundary=x': 415,
+    'application/x-www-form-urlencoded': 415,
+    'application/x-www-form-urlencoded; charset=klingon': 415,
+    'text/plain': 415,
+    'application/xml': 415,
+    'garbage': 400,
+    ';;;': 400,
+    '/json': 400,
+}
+
+
+def _documented_calls():
+    """(method, url) of every operation the OpenAPI document lists."""
+    uuid = '00000000-0000-0000-0000-000000000000'
+    for path, operations in openapi.document('')['paths'].items():
+        url = path.replace('{uuid_or_name}', 'kept')
+        for name in ('{uuid}', '{again}'):
+            url = url.replace(name, uuid)
+        for method in operations:
+            yield method.upper(), url
 
 
 class TestHostileInput(test_routes.APITestCase):
@@ -92,6 +120,37 @@ class TestHostileInput(test_routes.APITestCase):
             gc.collect()
         self.assertEqual([], [w for w in caught
                               if issubclass(w.category, ResourceWarning)])
+
+    def test_a_content_type_that_is_not_json(self):
+        calls = list(_documented_calls())
+        self.assertEqual(len(openapi.OPERATIONS), len(calls))
+        for method, url in calls:
+            for content_type, status in BAD_CONTENT_TYPES.items():
+                for body in (b'', b'{}'):
+                    headers = {'Content-Type': content_type,
+                               'OpenStack-API-Version': 'accelerator latest'}
+                    request = webob.Request.blank(url, method=method,
+                                                  body=body, headers=headers)
+                    response = request.get_response(self.app)
+                    where = (method, url, content_type, body)
+                    self.assertEqual(status, response.status_int, where)
+                    fault = json.loads(response.json['error_message'])
+                    self.assertEqual('Client', fault['faultcode'], where)
+                    self.assertIn(content_type.split(';')[0],
+                                  fault['faultstring'], where)
+        self.assertEqual(['kept'], self._profiles())
+
+    def test_json_with_parameters_is_taken(self):
+        for content_type in ('application/json; charset=UTF-8',
+                             'Application/JSON', 'application/merge+json'):
+            request = webob.Request.blank(
+                '/v2/device_profiles', method='POST', headers={
+                    'Content-Type': content_type},
+                body=json.dumps({'name': 'json', 'groups': [
+                    {'resources:FPGA': '1'}]}).encode())
+            self.assertEqual(201, request.get_response(self.app).status_int,
+                             content_type)
+            self._call('DELETE', '/v2/device_profiles/json')
 
     def test_ids_beyond_an_integer_column(self):
         # The database cannot hold them: 500 from SQLite's driver before,

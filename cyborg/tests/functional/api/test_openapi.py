@@ -25,6 +25,7 @@ import jsonschema
 import schemathesis
 import webob
 
+from cyborg.api import microversion
 from cyborg.api import openapi
 from cyborg.tests import base
 from cyborg.tests.functional.api import test_routes
@@ -147,6 +148,71 @@ class TestDocument(base.TestCase):
         self.assertIn('enabled', profile['properties'])
         self.assertNotIn('enabled', profile['required'])
         self.assertIn('name', profile['required'])
+
+    def test_says_which_microversion_it_describes(self):
+        self.assertEqual(str(microversion.MAX_VERSION),
+                         DOCUMENT['info']['version'])
+        self.assertEqual('accelerator %s' % (microversion.MAX_VERSION,),
+                         DOCUMENT['info']['x-openstack-microversion'])
+
+    def test_the_version_header_asks_for_the_latest(self):
+        pattern = re.compile(openapi.VERSION_PATTERN)
+        for value in ('accelerator latest',
+                      'accelerator %s' % (microversion.MAX_VERSION,),
+                      'compute 2.95, accelerator latest',
+                      'accelerator 2.0, accelerator latest'):
+            self.assertRegex(value, pattern)
+            # What the document allows gets what it describes.
+            self.assertEqual(microversion.MAX_VERSION,
+                             microversion.from_header(value))
+        for value in ('accelerator 2.0', 'compute 2.1', '',
+                      'accelerator latest, accelerator 2.0'):
+            self.assertNotRegex(value, pattern)
+        for path, operations in DOCUMENT['paths'].items():
+            for method, operation in operations.items():
+                headers = [p for p in operation['parameters']
+                           if p['in'] == 'header']
+                if operation.get('security') == []:
+                    self.assertEqual([], headers, (method, path))
+                    continue
+                self.assertEqual([microversion.HEADER],
+                                 [h['name'] for h in headers])
+                self.assertTrue(headers[0]['required'])
+                self.assertNotIn('enum', headers[0]['schema'])
+
+    def test_exclusive_query_parameters(self):
+        operation = DOCUMENT['paths']['/v2/accelerator_requests']['delete']
+        query = [p for p in operation['parameters'] if p['in'] == 'query']
+        self.assertEqual(1, len(query))
+        self.assertEqual(('form', True),
+                         (query[0]['style'], query[0]['explode']))
+        validator = jsonschema.Draft202012Validator(query[0]['schema'])
+        uuid = '00000000-0000-0000-0000-000000000000'
+        self.assertTrue(validator.is_valid({'arqs': uuid}))
+        self.assertTrue(validator.is_valid({'instance': uuid}))
+        self.assertFalse(validator.is_valid({}))
+        self.assertFalse(validator.is_valid({'arqs': uuid,
+                                             'instance': uuid}))
+
+    def test_creates_link_to_what_they_made(self):
+        ids = {operation['operationId']
+               for operations in DOCUMENT['paths'].values()
+               for operation in operations.values()}
+        linked = set()
+        for path in ('/v2/device_profiles', '/v2/accelerator_requests',
+                     '/v2/attributes'):
+            links = DOCUMENT['paths'][path]['post']['responses']['201'][
+                'links']
+            for link in links.values():
+                self.assertIn(link['operationId'], ids)
+                linked.add(link['operationId'].split()[0])
+        self.assertEqual({'GET', 'DELETE'}, linked)
+
+    def test_every_call_may_refuse_a_content_type(self):
+        for operations in DOCUMENT['paths'].values():
+            for operation in operations.values():
+                self.assertIn('415', operation['responses'])
+                self.assertIn('400', operation['responses'])
 
     def test_matching_a_url(self):
         self.assertEqual('GET /v2/devices/{uuid}', operation_of(
