@@ -53,7 +53,6 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import pecan
-from pecan import routing as pecan_routing
 from pecan import util as pecan_util
 from webob import exc as webob_exc
 
@@ -76,24 +75,20 @@ LOG = log.getLogger(__name__)
 # pecan reads the signature of a controller method about seven times a
 # request, each time building a namedtuple class (pecan 1.8): 15 % of the
 # CPU of a small GET. Methods do not change their signatures: read each
-# once. (pecan.util's helper is the one pecan's routing calls.)
+# once. pecan.util.getargspec, which pecan's routing calls, looks its
+# private helper up in its module each time. Private: a change of pecan
+# that caches signatures itself (in pecan.util.getargspec) lets this go;
+# cyborg/tests/unit/api/test_library_internals.py fails if pecan renames
+# or stops calling the helper.
 pecan_util._getargspec = functools.lru_cache(maxsize=1024)(
     pecan_util._getargspec)
-# pecan checks each controller it walks through for custom path segments
-# once per class, but lists the controller's attributes (dir()) each
-# time before it looks whether it did: three times a request.
-_detect_custom_path_segments = pecan_routing._detect_custom_path_segments
-
-
-def _detect_once(obj):
-    if obj.__class__ not in pecan_routing.__observed_controllers__:
-        _detect_custom_path_segments(obj)
-
-
-pecan_routing._detect_custom_path_segments = _detect_once
 # oslo.middleware (8.x) reads the signature of a middleware's
 # process_response for every request, in each of its middlewares here:
-# 6 % of the CPU of a small GET. Read it once per middleware.
+# 6 % of the CPU of a small GET. Read it once per middleware. The name is
+# the module's import of inspect.getfullargspec, not its API: an
+# oslo.middleware that reads the signature once (in
+# ConfigurableMiddleware's constructor) lets this go; the same test fails
+# if the module stops looking it up there.
 middleware_base.getfullargspec = functools.lru_cache(maxsize=64)(
     inspect.getfullargspec)
 

@@ -27,7 +27,6 @@ from urllib import parse
 import pecan
 from pecan import jsonify
 from pecan import rest
-from pecan import util as pecan_util
 import webob
 from webob import exc
 from wsme import types as wtypes
@@ -266,12 +265,6 @@ def _arity(func):
     return len([p for p in params if p.default is p.empty]), len(params)
 
 
-@functools.lru_cache(maxsize=1024)
-def _path_arguments(func):
-    """The names of a controller method's arguments after ``self``."""
-    return pecan_util.getargspec(func).args[1:]
-
-
 def _fits(func, count, exact=True):
     """Whether a controller method takes ``count`` path arguments.
 
@@ -341,16 +334,6 @@ class CollectionController(rest.RestController):
                      exact=False):
             raise self._not_allowed(args)
         return controller, remainder
-
-    def _get_args_for_controller(self, controller):
-        """pecan's, without looking at the request each time.
-
-        pecan (1.8) looks, three times a request, whether the request
-        object answers ``path`` to learn whether controllers take the
-        request and response as arguments; ours never do (pecan's
-        thread-local request).
-        """
-        return _path_arguments(controller)
 
     def _target(self, ctx, obj=None):
         """The policy target: the owner of ``obj`` (by default none)."""
