@@ -26,6 +26,7 @@ also serves the conductor.
 """
 
 import gc
+import socket
 
 from cheroot import wsgi
 import cotyledon
@@ -46,6 +47,11 @@ LOG = log.getLogger(__name__)
 # Threads per worker process: requests mostly wait on the database and
 # the conductor, so more threads than cores pay off.
 THREADS = 16
+# Connections the kernel may hold for a worker before it accepts them
+# (the listen backlog). cheroot's default is 5: a burst of new connections,
+# such as Nova booting twenty servers at once, overflowed it and some were
+# reset. Linux caps it at net.core.somaxconn.
+BACKLOG = socket.SOMAXCONN
 
 
 def make_server(conf, application, shared=False):
@@ -55,7 +61,7 @@ def make_server(conf, application, shared=False):
     """
     return wsgi.Server((conf.api.host_ip, conf.api.port), application,
                        numthreads=THREADS, server_name='cyborg-api',
-                       reuse_port=shared)
+                       request_queue_size=BACKLOG, reuse_port=shared)
 
 
 class APIWorker(cotyledon.Service):

@@ -16,6 +16,7 @@ and the tests that talk to real clients over real sockets all serve this
 way.
 """
 
+import socket
 import threading
 
 from cheroot import wsgi
@@ -32,7 +33,8 @@ class LoopbackServer:
     def __init__(self, app, host='127.0.0.1', port=0, threads=8,
                  name='cyborg-demo', server=None):
         self._server = server or wsgi.Server(
-            (host, port), app, numthreads=threads, server_name=name)
+            (host, port), app, numthreads=threads, server_name=name,
+            request_queue_size=socket.SOMAXCONN)
         self._name = name
         self._thread = None
 

@@ -47,10 +47,8 @@ import fixtures
 from oslo_db.sqlalchemy import test_fixtures
 from oslo_messaging import conffixture
 import requests
-from requests import adapters
 import sqlalchemy as sa
 import testtools
-from urllib3.util import retry
 
 from cyborg.common import rpc
 from cyborg.conductor import rpcapi
@@ -341,14 +339,6 @@ class _BindLoad:
                 # request otherwise, which costs more than the request.
                 local.http = requests.Session()
                 local.http.trust_env = False
-                # cheroot closes a keep-alive connection idle for 10 s; a
-                # request sent on it as it closes is reset unread. Nova's
-                # keystoneauth session retries such a failure when its
-                # connect_retries are set: so do these clients, twice.
-                local.http.mount('http://', adapters.HTTPAdapter(
-                    max_retries=retry.Retry(
-                        total=2, connect=2, read=2, status=0, other=0,
-                        allowed_methods=None, raise_on_status=False)))
                 local.rp = placement_demo.adapter(self.placement, '1.39')
                 local.rp.session.session.trust_env = False
             self._instance(number, local.rp, local.http, results)

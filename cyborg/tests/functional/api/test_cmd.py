@@ -93,6 +93,15 @@ class TestCyborgAPICommand(testtools.TestCase):
         for _ in range(4):
             self.assertEqual((200, {'device_profiles': []}),
                              self._get('/v2/device_profiles'))
+        # Each worker's socket queues a burst of new connections (Nova
+        # booting many servers at once), not cheroot's default five: ss
+        # shows a listening socket's backlog as its Send-Q.
+        listening = subprocess.run(
+            ['ss', '-Hltn', 'sport = :%d' % self.port],
+            capture_output=True, text=True, check=True).stdout.split('\n')
+        backlogs = [int(line.split()[2]) for line in listening if line]
+        self.assertEqual(2, len(backlogs), listening)
+        self.assertEqual([], [b for b in backlogs if b < 128])
 
     def test_all_in_one_on_fake_transport(self):
         self._start('fake://')
