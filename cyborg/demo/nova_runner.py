@@ -68,6 +68,10 @@ def auth_filter_factory(global_conf, **local_conf):
 
 class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
+    # socketserver's listen backlog is 5: a burst of connections (20
+    # servers booted at once) overflowed it and was reset, which the WSGI
+    # servers that run Nova's API in a cloud, with larger backlogs, do not.
+    request_queue_size = 128
 
 
 class _QuietHandler(simple_server.WSGIRequestHandler):
