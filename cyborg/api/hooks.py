@@ -74,9 +74,10 @@ class MicroversionHook(hooks.PecanHook):
                 state.request.context['version']))
 
 
-#: A media type, ``type/subtype``, as RFC 9110 section 8.3.1 spells it.
-_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_MEDIA_TYPE = re.compile('%s/%s' % (_TOKEN, _TOKEN))
+#: A media type, ``type/subtype``, as RFC 9110 section 8.3.1 spells it:
+#: each of the two a run of the characters the RFC calls a token's.
+_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_MEDIA_TYPE = re.compile('%s/%s' % (_NAME, _NAME))
 
 
 def _takes(media_type):
