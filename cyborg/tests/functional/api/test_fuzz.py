@@ -41,8 +41,8 @@ import tempfile
 from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_clients
+from cyborg.tests.functional.api import test_keystone
 
 EXAMPLES = int(os.environ.get('CYBORG_FUZZ_EXAMPLES', '3'))
 SEED = int(os.environ.get('CYBORG_FUZZ_SEED', '20261125'))
@@ -67,36 +67,20 @@ REQUIRED_HEADER_CHECK = 'missing_required_header'
 #: a device profile group whose resource class or trait is not one the
 #: service knows, a deployable that is not an FPGA, a PATCH of
 #: /v2/accelerator_requests/{uuid} whose body names another request.
-KNOWN_REFUSALS = '''
-[[operations]]
-include-path-regex = "^/v2/[a-z_]+$"
-include-method = "GET"
-checks.positive_data_acceptance.expected-statuses = [
-    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-
-[[operations]]
-include-path = "/v2/device_profiles"
-include-method = "POST"
-checks.positive_data_acceptance.expected-statuses = [
-    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-
-[[operations]]
-include-path-regex = "^/v2/device_profiles/[^/]+$"
-include-method = "PATCH"
-checks.positive_data_acceptance.expected-statuses = [
-    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-
-[[operations]]
-include-path = "/v2/accelerator_requests/{uuid}"
-include-method = "PATCH"
-checks.positive_data_acceptance.expected-statuses = [
-    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-
-[[operations]]
-include-path-regex = "^/v2/deployables/.*/program"
-checks.positive_data_acceptance.expected-statuses = [
-    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-'''
+_REFUSED_ON = (
+    ('include-path-regex = "^/v2/[a-z_]+$"', 'include-method = "GET"'),
+    ('include-path = "/v2/device_profiles"', 'include-method = "POST"'),
+    ('include-path-regex = "^/v2/device_profiles/[^/]+$"',
+     'include-method = "PATCH"'),
+    ('include-path = "/v2/accelerator_requests/{uuid}"',
+     'include-method = "PATCH"'),
+    ('include-path-regex = "^/v2/deployables/.*/program"',),
+)
+KNOWN_REFUSALS = ''.join(
+    '[[operations]]\n%s\n'
+    'checks.positive_data_acceptance.expected-statuses = [\n'
+    '    "2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]\n'
+    '\n' % '\n'.join(selector) for selector in _REFUSED_ON)
 
 
 #: schemathesis' default phases, as ``st run`` runs them.
@@ -152,19 +136,8 @@ class TestSchemathesis(test_clients.LiveTestCase):
                          config=KNOWN_REFUSALS)
 
 
-class TestSchemathesisKeystone(test_clients.LiveTestCase):
+class TestSchemathesisKeystone(test_keystone.KeystoneLiveTestCase):
     """The authentication checks, against a real Keystone's tokens."""
-
-    def setUp(self):
-        missing = cyborg_fixtures.Keystone.missing()
-        if missing:
-            self.skipTest(missing)
-        self.keystone_fixture = cyborg_fixtures.Keystone()
-        super().setUp()
-
-    def api_fixture(self):
-        self.useFixture(self.keystone_fixture)
-        return cyborg_fixtures.API(self.keystone_fixture)
 
     def test_a_token_is_needed(self):
         # Each case is also sent without the token and with a bad one; a

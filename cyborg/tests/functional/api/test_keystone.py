@@ -33,7 +33,8 @@ from cyborg.tests.functional.api import test_clients
 PROFILE = 'ks-dp'
 
 
-class KeystoneTestCase(test_clients.LiveTestCase):
+class KeystoneLiveTestCase(test_clients.LiveTestCase):
+    """The API behind keystonemiddleware and the real Keystone."""
 
     def setUp(self):
         missing = cyborg_fixtures.Keystone.missing()
@@ -42,14 +43,20 @@ class KeystoneTestCase(test_clients.LiveTestCase):
         self.keystone_fixture = cyborg_fixtures.Keystone()
         super().setUp()
         self.keystone = self.keystone_fixture.keystone
-        self.assertEqual(201, self.call('POST', '/device_profiles', 'admin',
-                                        json=[{'name': PROFILE, 'groups': [
-                                            {'resources:FPGA': '1'}]}]
-                                        ).status_code)
 
     def api_fixture(self):
         self.useFixture(self.keystone_fixture)
         return cyborg_fixtures.API(self.keystone_fixture)
+
+
+class KeystoneTestCase(KeystoneLiveTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(201, self.call('POST', '/device_profiles', 'admin',
+                                        json=[{'name': PROFILE, 'groups': [
+                                            {'resources:FPGA': '1'}]}]
+                                        ).status_code)
 
     def call(self, method, path, persona=None, service=None, token=None,
              system_scope=None, headers=None, **kwargs):
