@@ -215,12 +215,29 @@ class Existing:
                 '[placement]', token % (placement_url, placement.TOKEN),
                 '[nova]', token % (nova_url, placement.TOKEN)]))
 
-    def start(self):
-        # Fresh databases: the figures are those of 200 profiles.
+    def prepare(self):
+        """A fresh state directory and configuration file.
+
+        :returns: the services' ``--config-file`` arguments.
+        """
         shutil.rmtree(self.state, ignore_errors=True)
         os.makedirs(self.state)
         self._config()
-        conf = ['--config-file', os.path.join(self.state, 'cyborg.conf')]
+        return ['--config-file', os.path.join(self.state, 'cyborg.conf')]
+
+    def create_schema(self, conf):
+        """The database, by the existing service's own program.
+
+        Its migrations use ALTER COLUMN, which SQLite lacks: its schema
+        comes from its models.
+        """
+        subprocess.run([os.path.join(self.venv, 'bin', 'cyborg-dbsync')]
+                       + conf + ['create_schema'],  # nosec B603
+                       check=True, capture_output=True)
+
+    def start(self):
+        # Fresh databases: the figures are those of 200 profiles.
+        conf = self.prepare()
         bin_ = os.path.join(self.venv, 'bin')
         placement_url = 'http://127.0.0.1:%d' % self.ports['placement']
         self.processes.start('placement', [
@@ -229,11 +246,7 @@ class Existing:
             os.path.join(self.state, 'placement.sqlite')])
         _wait_placement(placement_url, alive=self.processes.alive)
         _register_host(placement_url)
-        # The existing service's own programs. Its migrations use ALTER
-        # COLUMN, which SQLite lacks: its schema comes from its models.
-        subprocess.run([os.path.join(bin_, 'cyborg-dbsync')]  # nosec B603
-                       + conf + ['create_schema'], check=True,
-                       capture_output=True)
+        self.create_schema(conf)
         self.processes.start('conductor',
                              [os.path.join(bin_, 'cyborg-conductor')] + conf)
         self.processes.start('agent',

@@ -151,15 +151,9 @@ class Existing(bench.Existing):
         self.api = 'http://127.0.0.1:%d%s/v2' % (ports['api'], PREFIX)
 
     def start(self):
-        shutil.rmtree(self.state, ignore_errors=True)
-        os.makedirs(self.state)
-        self._config()
-        conf = ['--config-file', os.path.join(self.state, 'cyborg.conf')]
+        conf = self.prepare()
+        self.create_schema(conf)
         bin_ = os.path.join(self.venv, 'bin')
-        # Its migrations use ALTER COLUMN, which SQLite lacks.
-        subprocess.run([os.path.join(bin_, 'cyborg-dbsync')]  # nosec B603
-                       + conf + ['create_schema'], check=True,
-                       capture_output=True)
         self.processes.start('conductor',
                              [os.path.join(bin_, 'cyborg-conductor')] + conf)
         for host in HOSTS:
