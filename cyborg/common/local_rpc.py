@@ -20,8 +20,8 @@ condition that every delivery signals, and so takes a message as soon
 as it is queued. Messages are still serialised as the fake driver does,
 so what works here works on RabbitMQ.
 
-The classes build on oslo.messaging's private fake driver
-(``oslo_messaging._drivers``): ``cyborg/tests/unit/common/
+The classes build on oslo.messaging's private fake driver (its
+``_drivers`` package): ``cyborg/tests/unit/common/
 test_local_rpc.py`` fails the day it renames what they use. A fake
 driver that wakes its listeners on delivery lets this module go.
 """
