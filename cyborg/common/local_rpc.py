@@ -20,9 +20,11 @@ condition that every delivery signals, and so takes a message as soon
 as it is queued. Messages are still serialised as the fake driver does,
 so what works here works on RabbitMQ.
 
-The classes build on oslo.messaging's private fake driver (its
-``_drivers`` package): ``cyborg/tests/unit/common/
-test_local_rpc.py`` fails the day it renames what they use. A fake
+oslo.messaging loads :class:`Driver` through its public driver entry
+points (``cyborg-local://``, see :func:`transport_url`). The classes
+build on oslo.messaging's private fake driver (its ``_drivers``
+package): ``cyborg/tests/unit/common/test_local_rpc.py`` fails the day
+it renames what they use. A fake
 driver that wakes its listeners on delivery lets this module go.
 """
 
@@ -32,7 +34,6 @@ import time
 import oslo_messaging as messaging
 from oslo_messaging._drivers import base
 from oslo_messaging._drivers import impl_fake
-from oslo_messaging import transport
 
 # Signalled whenever a message is queued on any exchange of the process.
 _ARRIVED = threading.Condition()
@@ -91,7 +92,8 @@ class _Listener(impl_fake.FakeListener):
             _ARRIVED.notify_all()
 
 
-class _Driver(impl_fake.FakeDriver):
+class Driver(impl_fake.FakeDriver):
+    """The fake driver, its servers woken as messages are delivered."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -109,13 +111,18 @@ class _Driver(impl_fake.FakeDriver):
             batch_timeout)
 
 
-def get_rpc_transport(conf, url, allowed_remote_exmods):
-    """An RPC transport over this process's queues (for ``fake://``).
+#: The transport name under which setup.cfg registers :class:`Driver` in
+#: oslo.messaging's driver namespace (``oslo.messaging.drivers``).
+SCHEME = 'cyborg-local'
 
-    ``conf`` has oslo.messaging's transport options registered (by
-    ``oslo_messaging.get_rpc_transport``).
+
+def transport_url(conf, url):
+    """``url``, a ``fake://`` transport URL, as one of this driver.
+
+    oslo.messaging loads the driver named by the URL's scheme from its
+    public entry points.
     """
-    return transport.RPCTransport(_Driver(
-        conf, messaging.TransportURL.parse(conf, url),
-        default_exchange=conf.control_exchange,
-        allowed_remote_exmods=allowed_remote_exmods))
+    parsed = messaging.TransportURL.parse(conf, url)
+    return messaging.TransportURL(conf, transport=SCHEME,
+                                  virtual_host=parsed.virtual_host,
+                                  hosts=parsed.hosts, query=parsed.query)

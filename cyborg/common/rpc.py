@@ -42,10 +42,10 @@ def init(conf, url=None):
     # not as a generic RemoteError; so do oslo.db's, so that the API
     # answers a conductor's lost database as unavailable, not as a bug.
     exmods = [exception.__name__, db_exc.__name__]
+    if messaging.TransportURL.parse(conf, url).transport == 'fake':
+        url = local_rpc.transport_url(conf, url)
     TRANSPORT = messaging.get_rpc_transport(conf, url=url,
                                             allowed_remote_exmods=exmods)
-    if messaging.TransportURL.parse(conf, url).transport == 'fake':
-        TRANSPORT = local_rpc.get_rpc_transport(conf, url, exmods)
 
 
 def cleanup():

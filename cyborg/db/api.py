@@ -61,11 +61,9 @@ def _read_only(url):
 #: The busy timeout of SQLite connections: sqlite3's default, which
 #: oslo.db keeps.
 _BUSY_TIMEOUT = 5.0
-#: Keys of a pooled connection's ``info``: the writer lock it holds (see
-#: :class:`_WriterQueue`); oslo.db's marker of an open transaction on
-#: SQLite.
+#: The key of a pooled connection's ``info`` that holds the writer lock it
+#: holds (see :class:`_WriterQueue`).
 _HOLDS_WRITER_LOCK = 'cyborg_holds_writer_lock'
-_OSLO_DB_IN_TRANSACTION = 'in_transaction'
 
 
 class _WriterQueue:
@@ -99,84 +97,50 @@ def tune_sqlite_files(engine):
     transaction that reads and then writes while another connection holds
     the write lock fails at once with "database is locked": SQLite does not
     wait, as the other writer is itself waiting for this reader to finish.
-    Writing transactions begin with ``BEGIN IMMEDIATE`` instead, sent in
-    place of oslo.db's ``BEGIN`` (not after it), and queue for the lock. It
+    On the writers' engine, oslo.db's ``BEGIN`` is sent as ``BEGIN
+    IMMEDIATE`` instead (SQLAlchemy's ``before_cursor_execute`` event may
+    change a statement), so writing transactions queue for the lock. It
     matters where the conductor's threads write at once to an SQLite file
     (``cyborg-all-in-one``, the quickstart). Read-only transactions run on
     read-only connections (see :func:`configure`) and keep the plain
     ``BEGIN``: they take no lock.
 
     The writers of one engine queue on a lock of the process before they
-    ask SQLite for its own, and hold it until their connection is back in
-    the pool: the next one starts as soon as the last one ends. SQLite's
-    busy handler, which would otherwise make them wait, polls in sleeps of
-    1 to 100 ms. Other processes writing to the file (``cyborg-dbsync``,
-    a second conductor) still wait for each other in SQLite's busy handler,
+    ask SQLite for its own, and hold it until their connection is given
+    back: the next one starts as soon as the last one ends. SQLite's busy
+    handler, which would otherwise make them wait, polls in sleeps of 1 to
+    100 ms. Other processes writing to the file (``cyborg-dbsync``, a
+    second conductor) still wait for each other in SQLite's busy handler,
     and a writer that has waited for the process's lock as long as the
     driver's busy timeout (``_BUSY_TIMEOUT``) goes on to SQLite's lock
     without it, so a thread that opens a second writing transaction while
     it holds one fails with "database is locked" as before, never hangs.
 
-    oslo.db opens a new connection for every transaction on an SQLite
-    file; here up to 16 connections are kept open between transactions
-    (each serves one thread at a time), which spares opening the file and
-    reading its schema every time. In-memory databases and other engines
-    are left as they are.
+    oslo.db's pool (a new connection per transaction on an SQLite file) is
+    kept as it is. In-memory databases and other engines are left alone.
     """
     if not _sqlite_file(engine.url):
         return
-    read_only = engine.url.query.get('mode') == 'ro'
-
-    @sa.event.listens_for(engine, 'do_connect')
-    def _shared_by_threads(dialect, record, cargs, cparams):
-        # The pool hands a connection to one thread at a time.
-        cparams['check_same_thread'] = False
+    if engine.url.query.get('mode') == 'ro':
+        return  # the writers' connections set the file up
 
     @sa.event.listens_for(engine, 'connect')
     def _write_ahead_log(dbapi_connection, record):
-        if read_only:
-            return  # the writers' connections have set the file up
         dbapi_connection.execute('PRAGMA journal_mode=WAL')
         if dbapi_connection.execute('PRAGMA synchronous').fetchone()[0]:
             dbapi_connection.execute('PRAGMA synchronous=NORMAL')
 
-    opener = engine.pool
-
-    def _connect():
-        # A connection set up by oslo.db's pool and its listeners, then
-        # handed over to the pool that keeps it.
-        connection = opener.connect()
-        connection.detach()
-        return connection.dbapi_connection
-
-    # As many as a process has threads at work; more are opened (and
-    # closed) when needed, never waited for.
-    engine.pool = sa.pool.QueuePool(_connect, pool_size=16, max_overflow=-1,
-                                    dialect=engine.dialect)
-
-    if read_only:
-        return
-
     writers = _WriterQueue()
 
-    def _begin_immediate(connection):
+    @sa.event.listens_for(engine, 'before_cursor_execute', retval=True)
+    def _begin_immediate(connection, cursor, statement, parameters, context,
+                         executemany):
+        if statement != 'BEGIN':
+            return statement, parameters
         info = connection.info
         if info.get(_HOLDS_WRITER_LOCK) is None:
             info[_HOLDS_WRITER_LOCK] = writers.enter()
-        connection.exec_driver_sql('BEGIN IMMEDIATE')
-        # oslo.db's listener, which runs next, sends its plain BEGIN unless
-        # this says that a transaction is open; its commit and rollback
-        # listeners clear it.
-        info[_OSLO_DB_IN_TRANSACTION] = True
-
-    # This listener must run first, and SQLAlchemy ignores ``insert=True``
-    # for an engine's events: oslo.db's, registered as it made the engine,
-    # are registered again after it.
-    oslo_db_listeners = list(engine.dispatch.begin)
-    for listener in oslo_db_listeners:
-        sa.event.remove(engine, 'begin', listener)
-    for listener in [_begin_immediate] + oslo_db_listeners:
-        sa.event.listen(engine, 'begin', listener)
+        return 'BEGIN IMMEDIATE', parameters
 
     @sa.event.listens_for(engine.pool, 'checkin')
     def _next_writer(dbapi_connection, record):
@@ -314,7 +278,6 @@ def create(context, noun, values):
     except db_exc.DBReferenceError as e:
         raise exception.InvalidParameterValue(
             name=e.key or noun, reason=_('refers to a missing row'))
-    count_change(context, noun)
     return row
 
 
@@ -354,7 +317,6 @@ def update(context, noun, uuid, values):
         field = (e.columns or ['uuid'])[-1]
         raise exception.DuplicateEntry(kind=noun, field=field,
                                        value=values.get(field))
-    count_change(context, noun)
     return row
 
 
@@ -364,23 +326,47 @@ def delete(context, noun, uuid):
         uuid=uuid).delete(synchronize_session=False)
     if not count:
         raise not_found(noun, uuid)
-    count_change(context, noun)
 
 
 # --- change counters -------------------------------------------------------
 
-def count_change(context, noun):
-    """Count a change of ``noun``'s rows in the writer's transaction.
+#: Counted tables, by name: the noun each counts under.
+_COUNTED_TABLES = {_NOUNS[noun][0].__tablename__: noun
+                   for noun in models.COUNTED_NOUNS}
 
-    Every function of this layer that writes a counted noun
-    (``models.COUNTED_NOUNS``) calls it last, so that the counter row is
-    locked for as short a time as can be; uncounted nouns are left alone.
-    """
-    if noun not in models.COUNTED_NOUNS:
-        return
+
+def _count(session, nouns):
     table = models.Generation
-    context.session.execute(sa.update(table).where(
-        table.noun == noun).values(generation=table.generation + 1))
+    for noun in sorted(nouns):
+        session.execute(sa.update(table).where(
+            table.noun == noun).values(generation=table.generation + 1))
+
+
+@sa.event.listens_for(sa.orm.Session, 'after_flush')
+def _count_flushed_changes(session, flush_context):
+    """Count the changes of counted nouns that a flush wrote.
+
+    Every write of an ORM object (added, changed or deleted) goes through
+    a flush, so no writer has to remember to count: the count commits, or
+    rolls back, with the change, in the writer's transaction.
+    """
+    nouns = {_COUNTED_TABLES.get(getattr(obj, '__tablename__', None))
+             for obj in (*session.new, *session.deleted, *(
+                 obj for obj in session.dirty
+                 if session.is_modified(obj)))}
+    nouns.discard(None)
+    if nouns:
+        _count(session, nouns)
+
+
+@sa.event.listens_for(sa.orm.Session, 'do_orm_execute')
+def _count_bulk_changes(state):
+    """Count the changes of a bulk INSERT, UPDATE or DELETE statement."""
+    if not (state.is_insert or state.is_update or state.is_delete):
+        return
+    noun = _COUNTED_TABLES.get(state.statement.table.name)
+    if noun is not None:
+        _count(state.session, [noun])
 
 
 #: The generation of a noun (:func:`generation`).

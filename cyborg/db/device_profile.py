@@ -55,4 +55,3 @@ def delete_many(context, uuids=(), names=()):
     context.session.query(model).filter(
         model.id.in_([r.id for r in rows])).delete(
             synchronize_session=False)
-    db_api.count_change(context, 'device_profile')

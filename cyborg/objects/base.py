@@ -77,6 +77,9 @@ class StoredObject(CyborgObject, ovo_base.VersionedObjectDictCompat):
                 how = _UTC
             else:
                 how = _COERCE
+            # oslo.versionedobjects' private name of a field's storage
+            # (guarded by cyborg/tests/unit/api/test_library_internals.py);
+            # gone once it can set a field without coercion publicly.
             plan.append((name, ovo_base._get_attrname(name), field.nullable,
                          how))
         return tuple(plan)

@@ -73,18 +73,6 @@ class SQLiteFileTest(base.TestCase):
                                   write_in_a_reader, self.ctx)
         self.assertIn('readonly database', str(error))
 
-    def test_connections_are_kept(self):
-        seen = []
-
-        @db_api.main_context_manager.reader
-        def connection_of(context):
-            seen.append(context.session.connection().connection
-                        .dbapi_connection)
-
-        connection_of(self.ctx)
-        connection_of(self.ctx)
-        self.assertIs(seen[0], seen[1])
-
     def test_a_writer_sends_one_begin_immediate(self):
         statements = []
         engine = db_api.get_engine()

@@ -9,20 +9,29 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The library internals the API relies on are still there, and used.
+"""The library internals Cyborg relies on are still there, and used.
 
 ``cyborg.api.app`` remembers signatures that pecan and oslo.middleware
-read on every request, through names that are not their public API. Each
-test fails the day the library renames the name or stops looking it up
-where the API puts the remembering function, so the speed-up can never
-silently stop working nor break a request.
+read on every request, through names that are not their public API; the
+health check sets oslo.middleware's private ``_show_details``; objects
+load rows through oslo.versionedobjects' ``_get_attrname``. Each test
+fails the day the library renames the name or stops looking it up where
+Cyborg relies on it, so no speed-up or setting can silently stop working
+nor break a request. ``doc/source/contributor/performance.rst`` lists
+them (Library internals).
 """
 
+import inspect
+
 from oslo_middleware import base as middleware_base
+from oslo_middleware import healthcheck as middleware_healthcheck
+from oslo_versionedobjects import base as ovo_base
 from pecan import util as pecan_util
 import testtools
 
 from cyborg.api import app  # noqa: F401 (the replacements happen here)
+from cyborg.api import healthcheck
+from cyborg.objects import device_profile
 
 
 class TestLibraryInternals(testtools.TestCase):
@@ -49,3 +58,18 @@ class TestLibraryInternals(testtools.TestCase):
         # the name up in its module for every response.
         call = middleware_base.ConfigurableMiddleware.__call__.func
         self.assertIn('getfullargspec', call.__code__.co_names)
+
+    def test_health_check_details_follow_show_details(self):
+        # oslo.middleware sets the attribute from [healthcheck] detailed
+        # and reads it for every answer.
+        source = inspect.getsource(middleware_healthcheck.Healthcheck)
+        self.assertIn('self._show_details = ', source)
+        self.assertIn('if self._show_details:', source)
+        check = healthcheck._Healthcheck(None, {}, detailed=True)
+        self.assertIs(True, check._show_details)
+
+    def test_objects_store_fields_under_get_attrname(self):
+        profile = device_profile.DeviceProfile(name='x')
+        self.assertEqual('_obj_name', ovo_base._get_attrname('name'))
+        self.assertEqual('x', getattr(profile,
+                                      ovo_base._get_attrname('name')))

@@ -11,6 +11,7 @@
 # under the License.
 """fake:// servers take a message when it is sent, not at their next look."""
 
+from importlib import metadata
 import threading
 
 import oslo_messaging as messaging
@@ -62,6 +63,13 @@ class LocalRPCTest(base.TestCase):
     def test_cast_is_taken_at_once(self):
         self.client.cast(self.context, 'note')
         self.assertTrue(self.endpoint.cast.wait(10))
+
+    def test_fake_urls_load_the_waking_driver_by_its_entry_point(self):
+        url = local_rpc.transport_url(self.conf.conf, 'fake://')
+        self.assertEqual('cyborg-local:///', str(url))
+        points = metadata.entry_points(group='oslo.messaging.drivers',
+                                       name=local_rpc.SCHEME)
+        self.assertEqual([local_rpc.Driver], [p.load() for p in points])
 
     def test_servers_stop(self):
         # The cleanups stop and wait for the server: a listener asleep

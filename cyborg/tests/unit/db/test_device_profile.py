@@ -11,8 +11,11 @@
 # under the License.
 """Device profiles in the database, on SQLite."""
 
+import sqlalchemy as sa
+
 from cyborg.db import api as db_api
 from cyborg.db import device_profile as profile_db
+from cyborg.db import models
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -84,6 +87,25 @@ class TestGeneration(base.TestCase):
         self.assertRaises(exception.DeviceProfileNotFound,
                           profile_db.delete_many, ctx, names=['a', 'zzz'])
         self.assertEqual(1, self.generation())
+
+    def test_a_writer_that_does_not_count_is_counted(self):
+        profile = db_utils.create_profile(self.admin_context, name='a')
+
+        @db_api.main_context_manager.writer
+        def rename(context):
+            # Written the naive way: nothing here counts the change.
+            context.session.query(models.DeviceProfile).filter_by(
+                uuid=profile.uuid).one().name = 'b'
+
+        @db_api.main_context_manager.writer
+        def describe_all(context):
+            context.session.execute(sa.update(models.DeviceProfile).values(
+                description='bulk'))
+
+        rename(self.admin_context)
+        self.assertEqual(2, self.generation())
+        describe_all(self.admin_context)
+        self.assertEqual(3, self.generation())
 
     def test_other_nouns_are_not_counted(self):
         db_utils.create_profile(self.admin_context)
