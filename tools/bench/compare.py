@@ -18,8 +18,10 @@
 
 Run it with the quickstart's virtualenv (``tools/quickstart.sh`` makes
 ``.venvs/cyborg``) and ``wrk`` installed (``apt-get install wrk``). One
-after the other, on SQLite, each with the real Placement and a stub Nova
-taking the events, it starts (compare_services.py):
+after the other, on SQLite files (with ``--mysql``, the existing service
+and the ``--rabbit`` shape on MariaDB, as devstack runs them), each with
+the real Placement and a stub Nova taking the events, it starts
+(compare_services.py):
 
 * the existing service, installed from PyPI into a virtualenv of its own
   (``--existing-venv``, made on first use from
@@ -457,9 +459,15 @@ def run(args):
     bench.ensure_existing_venv(args.existing_venv)
     ports = _ports(args.port)
     nova = nova_events.EventReceiver(port=ports['nova']).start()
+    existing_db = ours_db = None
+    if args.mysql:
+        existing_db = bench.fresh_mysql_database(args.mysql,
+                                                 'cyborg_bench_existing')
+        ours_db = bench.fresh_mysql_database(args.mysql, 'cyborg_bench')
     shapes = [bench.Existing(os.path.join(state, 'existing'), ports,
-                             args.rabbit, args.existing_venv),
-              bench.Ours(os.path.join(state, 'rabbit'), ports, args.rabbit),
+                             args.rabbit, args.existing_venv, existing_db),
+              bench.Ours(os.path.join(state, 'rabbit'), ports, args.rabbit,
+                         ours_db),
               bench.Ours(os.path.join(state, 'all_in_one'), ports)]
     results = {'shapes': {}, 'cpus': os.cpu_count(),
                'api_workers_default': _api_workers_default(),
@@ -468,6 +476,7 @@ def run(args):
                        datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
                    'machine': _machine(), 'commit': _commit(),
                    'duration': args.duration,
+                   'database': 'MariaDB' if args.mysql else 'SQLite',
                    'load_generator': 'wrk 4 (one thread, '
                                      'tools/bench/wrk.lua)'}}
     saved = os.path.join(state, 'results.json')
@@ -519,6 +528,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rabbit', help='RabbitMQ transport URL, its '
                         'own virtual host (required unless --render)')
+    parser.add_argument('--mysql', metavar='URL',
+                        help='SQLAlchemy URL of a MySQL/MariaDB server, '
+                        'e.g. mysql+pymysql://root@127.0.0.1: the existing '
+                        'service and the --rabbit shape use fresh databases '
+                        'on it, as devstack runs them (needs PyMySQL in '
+                        'this virtualenv); SQLite files by default')
     parser.add_argument('--state', default='.state/bench',
                         help='directory of the services\' files '
                         '(default .state/bench)')

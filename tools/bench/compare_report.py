@@ -216,7 +216,9 @@ def render(results):
         '.. This file is written by tools/bench/compare.py: rerun it '
         'rather than',
         '   edit it.', '',
-        'Measured %s on %s (%d CPUs), Cyborg at commit ``%s``. Each call '
+        'Measured %s on %s (%d CPUs), Cyborg at commit ``%s``; the '
+        'existing service and Cyborg --rabbit on %s, the all-in-one on an '
+        'SQLite file. Each call '
         'ran for %d s after a warm-up, driven by %s; the bind cycles by '
         'one Python thread per connection (create, bind, wait for the '
         'bound event at the stub Nova, unbind, delete), before any other '
@@ -225,7 +227,8 @@ def render(results):
         'requests (or cycles) per second, then p50 / p99 latency in ms; '
         '"ratio" is Cyborg --rabbit over the existing service.' % (
             meta['date'], meta['machine'], results['cpus'], meta['commit'],
-            meta['duration'], meta['load_generator'],
+            'MariaDB' if meta.get('database') == 'MariaDB' else
+            'SQLite files', meta['duration'], meta['load_generator'],
             '{:,}'.format(BIND_ARQS_PRESENT)),
         '',
     ]

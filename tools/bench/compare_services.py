@@ -158,6 +158,25 @@ def _register_host(placement_url):
     ).register_host(HOST)
 
 
+def fresh_mysql_database(server, name):
+    """An empty database ``name`` on the MySQL/MariaDB server ``server``.
+
+    :param server: an SQLAlchemy URL of the server, without database.
+    :returns: the database's URL, in UTF-8 as devstack's.
+    """
+    import sqlalchemy as sa  # only with --mysql
+
+    url = sa.engine.make_url(server)
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
+        connection.exec_driver_sql('CREATE DATABASE %s CHARACTER SET utf8'
+                                   % name)
+    engine.dispose()
+    return url.set(database=name, query={'charset': 'utf8'}).render_as_string(
+        hide_password=False)
+
+
 def ensure_existing_venv(venv):
     if os.path.exists(os.path.join(venv, 'bin', 'gunicorn')):
         return
@@ -174,17 +193,19 @@ class Existing:
 
     Configured as its devstack plugin does (one conductor and one agent
     process, the WSGI application under a WSGI server, RabbitMQ; no
-    executor, pool or timeout options), but for what the comparison needs
-    of both services: no Keystone, no debug logging, SQLite.
+    executor, pool or timeout options; MySQL when ``db`` names a
+    database), but for what the comparison needs of both services: no
+    Keystone, no debug logging, SQLite when ``db`` is None.
     """
 
     name = 'existing'
     host = HOST
 
-    def __init__(self, state, ports, rabbit, venv):
+    def __init__(self, state, ports, rabbit, venv, db=None):
         self.state = state
         self.ports = ports
         self.rabbit = rabbit
+        self.db = db
         self.venv = os.path.abspath(venv)
         self.api = 'http://127.0.0.1:%d/v2' % ports['api']
         self.processes = _Processes(os.path.join(state, 'logs'))
@@ -206,8 +227,9 @@ class Existing:
                 '[DEFAULT]', 'host = %s' % HOST,
                 'transport_url = %s' % self.rabbit,
                 'state_path = %s' % self.state,
-                '[database]', 'connection = sqlite:///%s' % os.path.join(
-                    self.state, 'cyborg.sqlite'),
+                '[database]', 'connection = %s' % (
+                    self.db or 'sqlite:///%s' % os.path.join(
+                        self.state, 'cyborg.sqlite')),
                 '[api]', 'api_paste_config = %s' % os.path.join(
                     self.state, 'api-paste.ini'),
                 '[agent]', 'enabled_drivers = fake_driver',
@@ -228,12 +250,13 @@ class Existing:
     def create_schema(self, conf):
         """The database, by the existing service's own program.
 
-        Its migrations use ALTER COLUMN, which SQLite lacks: its schema
-        comes from its models.
+        Its migrations on MySQL, as devstack runs them; they use ALTER
+        COLUMN, which SQLite lacks: there its schema comes from its
+        models.
         """
         subprocess.run([os.path.join(self.venv, 'bin', 'cyborg-dbsync')]
-                       + conf + ['create_schema'],  # nosec B603
-                       check=True, capture_output=True)
+                       + conf + ['upgrade' if self.db else 'create_schema'],
+                       check=True, capture_output=True)  # nosec B603
 
     def start(self):
         # Fresh databases: the figures are those of 200 profiles.
@@ -273,12 +296,13 @@ class Existing:
 class Ours:
     """Cyborg as the quickstart runs it: --rabbit or all-in-one."""
 
-    def __init__(self, state, ports, rabbit=None):
+    def __init__(self, state, ports, rabbit=None, db=None):
         self.name = 'rabbit' if rabbit else 'all_in_one'
         self.host = quickstart_demo.HOST
         self.state = state
         self.ports = ports
         self.rabbit = rabbit
+        self.db = db
         self.api = 'http://127.0.0.1:%d/v2' % ports['api']
 
     def _quickstart(self, *args):
@@ -299,7 +323,8 @@ class Ours:
         shutil.rmtree(self.state, ignore_errors=True)
         os.makedirs(self.state)
         self._quickstart('start', '--no-demo', *(
-            ['--rabbit', self.rabbit] if self.rabbit else []))
+            ['--rabbit', self.rabbit] if self.rabbit else []), *(
+            ['--db', self.db] if self.db else []))
 
     def _pids(self):
         pids = {}

@@ -152,6 +152,12 @@ class TestCompareReport(base.TestCase):
         self.assertIn('list 200 device profiles ≥10× existing | 5.0× | '
                       '**no**', text)
 
+    def test_the_database_is_named(self):
+        results = _results()
+        self.assertIn('Cyborg --rabbit on SQLite files,', self._text(results))
+        results['meta']['database'] = 'MariaDB'
+        self.assertIn('Cyborg --rabbit on MariaDB,', self._text(results))
+
     def test_the_report_is_valid_restructuredtext(self):
         text = self.report.render(_results())
         # Warnings and errors raise; tables of unequal rows are errors.
