@@ -170,8 +170,10 @@ def meanwhile(prefix, func, *args, wait=1.0):
     try:
         yield _Later(futures)
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', before)
+        # The other thread's statements run through the listeners: remove
+        # this one once they are done, not while they iterate over them.
         pool.shutdown(wait=True)
+        sa.event.remove(engine, 'before_cursor_execute', before)
 
 
 class _Later:
