@@ -248,6 +248,14 @@ class InventoryChanged(Conflict):
                 "applied (%(reason)s); the next report applies it again.")
 
 
+class HostNameConflict(Conflict):
+    msg_fmt = _("Host %(host)s reports device %(address)s, which is "
+                "recorded under host name %(other)s for the same compute "
+                "node; the report is refused so that the device is not "
+                "recorded twice. Set [agent] resource_provider_name to "
+                "%(other)s on that host and restart its cyborg-agent.")
+
+
 # --- ARQ binding (conductor bind workflow) --------------------------------
 
 class BindFailed(Conflict):

@@ -16,8 +16,9 @@
 #
 # "start" installs Cyborg and openstack-placement into a virtualenv, then
 # starts on 127.0.0.1, with every file under one state directory: the real
-# Placement on SQLite (port 8778), a local image service holding the demo
-# FPGA bitstream (9292) and Cyborg's API (6666, noauth), conductor and
+# Placement on SQLite (port 8778), the real Glance (.venvs/glance, SQLite
+# and its file store) holding the demo FPGA bitstream (9292) and Cyborg's
+# API (6666, noauth), conductor and
 # agent. By default these three run in one cyborg-all-in-one process on
 # the fake:// transport and SQLite; with --rabbit they run as cyborg-api,
 # cyborg-conductor and cyborg-agent on RabbitMQ (and --db picks another
@@ -25,13 +26,16 @@
 # an NVIDIA GPU with vGPU types, a QAT card and the fake driver's device.
 # Then the Nova boot simulator (cyborg-nova-sim, events on port 8774) boots
 # an FPGA, a vGPU and a fake-device instance, prints their <hostdev>
-# elements and deletes them. The services keep running until "stop". Running it again is safe:
-# it stops what runs and starts afresh on the same databases.
+# elements and deletes them. The services keep running until "stop".
+# Running it again is safe: it stops what runs and starts afresh on the
+# same databases, keeping the instances, servers and device profiles that
+# users made.
 #
-# --keystone also runs the real Keystone (.venvs/keystone): Cyborg and
-# Placement check its tokens and <state>/clouds.yaml holds a cloud per
-# user. --nova (with --rabbit) runs the real Nova (.venvs/nova-34.0.0)
-# instead of the simulator; its demo boots with openstack server create.
+# --keystone also runs the real Keystone (.venvs/keystone): Cyborg,
+# Placement and Glance check its tokens and <state>/clouds.yaml holds a
+# cloud per user. --nova (with --rabbit) runs the real Nova
+# (.venvs/nova-34.0.0) instead of the simulator; its demo boots with
+# openstack server create.
 # tools/setup-client-venvs.sh installs what they need, and the CLI.
 #
 # Environment: CYBORG_VENV (default .venvs/cyborg), CYBORG_STATE (default
@@ -65,17 +69,16 @@ if [ "$command" = start ]; then
     "$venv/bin/python" -m pip install -q \
         -c "${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}" \
         -r requirements.txt -e '.[demo]'
-    # The real services the options ask for, and the openstack CLI.
-    clients=()
+    # Glance, the real services the options ask for, and the openstack
+    # CLI.
+    clients=(glance)
     for option in "$@"; do
         case "$option" in
             --keystone) clients+=(keystone osc-10.5.0) ;;
             --nova) clients+=(nova-34.0.0 osc-10.5.0) ;;
         esac
     done
-    if [ ${#clients[@]} -gt 0 ]; then
-        CYBORG_CLIENT_VENVS=.venvs tools/setup-client-venvs.sh "${clients[@]}"
-    fi
+    CYBORG_CLIENT_VENVS=.venvs tools/setup-client-venvs.sh "${clients[@]}"
 elif [ ! -x "$venv/bin/python" ]; then
     echo "quickstart: run tools/quickstart.sh first" >&2
     exit 1

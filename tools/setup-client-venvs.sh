@@ -14,6 +14,8 @@
 #                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
 #                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt
 #   .venvs/keystone    Keystone, served by cheroot (cyborg/demo/keystone.py)
+#   .venvs/glance      Glance on SQLite with its file store, served by
+#                      cheroot (cyborg/demo/glance.py)
 #   .venvs/tempest     tempest + cyborg-tempest-plugin
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
@@ -61,5 +63,7 @@ install_client "$root/openstack-cyborg-17.0.0" cyborg-dbsync \
     -c tools/openstack-cyborg-17.0.0-constraints.txt
 install_client "$root/keystone" keystone-manage keystone==30.0.0 \
     cheroot==11.1.2
+install_client "$root/glance" glance-manage glance==33.0.0 cheroot \
+    -c tools/upper-constraints.txt
 install_client "$root/tempest" tempest tempest==47.0.0 \
     cyborg-tempest-plugin==2.8.0

@@ -153,6 +153,13 @@ class ResourceTracker:
                             '%(interval)d seconds: %(err)s',
                             {'interval': CONF.agent.report_interval,
                              'err': e.message})
+            except exception.HostNameConflict as e:
+                # The configuration must change; the agent keeps trying,
+                # so that the error stays in its log until it does.
+                LOG.error('Device report refused; the next pass is in '
+                          '%(interval)d seconds: %(err)s',
+                          {'interval': CONF.agent.report_interval,
+                           'err': e.message})
             except Exception:
                 LOG.exception('Device report failed; the next pass is in '
                               '%d seconds', CONF.agent.report_interval)
@@ -177,20 +184,22 @@ def _plain(value):
 def check(driver_name, devices, reported_name=None):
     """Check one driver's reports against the conventions.
 
-    :param reported_name: the ``driver_name`` its deployables carry,
-        ``driver_name`` when None.
+    :param reported_name: a function of a device's PCI vendor id giving
+        the ``driver_name`` its deployables carry (see
+        :meth:`cyborg.drivers.base.Driver.reported_name`); when None, they
+        carry ``driver_name``.
     :raises InvalidDriverReport: what is wrong, naming the deployable.
     """
     def invalid(dep, reason):
         return exception.InvalidDriverReport(
             driver=driver_name, reason='%s: %s' % (dep.name, reason))
 
-    reported_name = reported_name or driver_name
-
     for dev in devices:
         names = {dep.name for dep in dev.deployables}
+        expected = (reported_name(dev.vendor.lower().removeprefix('0x'))
+                    if reported_name else driver_name)
         for dep in dev.deployables:
-            if dep.driver_name != reported_name:
+            if dep.driver_name != expected:
                 raise invalid(dep, _('driver_name is %s') % dep.driver_name)
             if dep.parent_name is not None and dep.parent_name not in names:
                 raise invalid(dep, _('parent %s is not a deployable of its '

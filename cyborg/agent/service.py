@@ -12,7 +12,8 @@
 """The ``cyborg-agent`` service: RPC server, resource tracker, hot-plug.
 
 Before it serves, :func:`wait_for_compute_node` makes sure Placement knows
-this host's compute node, since the device providers hang below it.
+this host's compute node, since the device providers hang below it, and
+finds the host's name in Cyborg: the name of that provider.
 """
 
 import socket
@@ -41,23 +42,54 @@ _NOT_YET = (exception.ResourceProviderNotFound,
             exception.ServiceUnavailable)
 
 
-def compute_node_name():
-    """The compute node provider's name: the option, the FQDN, the host."""
-    if CONF.agent.resource_provider_name:
-        return CONF.agent.resource_provider_name
-    fqdn = socket.getfqdn()
-    if fqdn and not fqdn.startswith('localhost'):
-        return fqdn
-    return CONF.host
+def compute_node_names():
+    """The names the compute node provider may have, in the order tried.
+
+    ``[agent] resource_provider_name``, or the host's FQDN when it is
+    unset, then ``[DEFAULT] host``: the order openstack-cyborg 17.0.0
+    tries them in, so that the agent finds the name under which that
+    service recorded the host's devices.
+    """
+    names = [CONF.agent.resource_provider_name or socket.getfqdn()]
+    if CONF.host not in names:
+        names.append(CONF.host)
+    return names
+
+
+def _find(conductor, context, names, timeout):
+    """The first of ``names`` that Placement knows, asked through a conductor.
+
+    :raises ResourceProviderNotFound: Placement knows none of them.
+    :raises ServiceUnavailable: no answer; the names after the one asked
+        are not tried, so that one Placement cannot tell about is never
+        passed over.
+    """
+    for name in names:
+        try:
+            rp_uuid = conductor.compute_node_rp(
+                context, hostname=name, rp_name=name, timeout=timeout)
+        except exception.ResourceProviderNotFound:
+            continue
+        if name != names[0]:
+            LOG.warning('Placement knows no compute node resource provider '
+                        '%(first)s; using %(name)s', {'first': names[0],
+                                                      'name': name})
+        return name, rp_uuid
+    raise exception.ResourceProviderNotFound(name=' or '.join(names))
 
 
 def wait_for_compute_node(conductor, stop=None):
     """Wait, within ``[agent] placement_wait_*``, for the compute node.
 
-    :returns: the uuid of the compute node's resource provider.
-    :raises ResourceProviderNotFound: Placement still does not know it.
+    Each check tries the names of :func:`compute_node_names` in turn. The
+    name found is the host's name in Cyborg: its devices are recorded
+    under it, its device providers are named after it and the agent
+    serves RPC under it.
+
+    :returns: the name of the compute node's resource provider.
+    :raises ResourceProviderNotFound: Placement still knows none of them.
     """
-    rp_name = compute_node_name()
+    names = compute_node_names()
     context = cyborg_context.get_admin_context()
     attempts = CONF.agent.placement_wait_retries + 1
     stop = stop or threading.Event()
@@ -66,32 +98,38 @@ def wait_for_compute_node(conductor, stop=None):
             # A conductor that is not up yet never answers (a message sent
             # before the broker has its queue is dropped): ask again after
             # the interval rather than the whole RPC timeout.
-            rp_uuid = conductor.compute_node_rp(
-                context, hostname=CONF.host, rp_name=rp_name,
-                timeout=CONF.agent.placement_wait_interval)
+            name, rp_uuid = _find(conductor, context, names,
+                                  CONF.agent.placement_wait_interval)
         except _NOT_YET as e:
             # One line: an error raised in the conductor carries its
             # traceback in its text.
             LOG.warning('Waiting for Placement to know compute node '
                         'resource provider %(rp)s (attempt %(n)d of '
                         '%(total)d): %(error)s',
-                        {'rp': rp_name, 'n': attempt, 'total': attempts,
+                        {'rp': ' or '.join(names), 'n': attempt,
+                         'total': attempts,
                          'error': str(e).splitlines()[0]})
             if attempt == attempts or stop.wait(
                     CONF.agent.placement_wait_interval):
                 break
             continue
         LOG.info('Compute node resource provider %(rp)s is %(uuid)s',
-                 {'rp': rp_name, 'uuid': rp_uuid})
-        return rp_uuid
-    LOG.error('Placement does not know compute node resource provider '
+                 {'rp': name, 'uuid': rp_uuid})
+        return name
+    LOG.error('Placement knows no compute node resource provider named '
               '%s. Start nova-compute on this host first, or set [agent] '
-              'resource_provider_name to the name of its provider.', rp_name)
-    raise exception.ResourceProviderNotFound(name=rp_name)
+              'resource_provider_name to the name of its provider.',
+              ' or '.join(names))
+    raise exception.ResourceProviderNotFound(name=' or '.join(names))
 
 
 class AgentService(service.RPCService):
-    """Serves the agent RPC API for this host and reports its devices."""
+    """Serves the agent RPC API for this host and reports its devices.
+
+    ``host`` is the host's name in Cyborg, which
+    :func:`wait_for_compute_node` returns: the conductors call the agent
+    by the name its devices are recorded under.
+    """
 
     def __init__(self, drivers, host=None):
         super().__init__(None, rpcapi.TOPIC,

@@ -41,6 +41,9 @@ VERSIONS = (
     ('2.5', 'PATCH /v2/device_profiles/{uuid} changes a profile\'s '
             'description and groups; POST .../enable and .../disable; '
             'profiles show enabled.'),
+    ('2.6', 'Deployables show attributes_list as an array, a device '
+            'profile shown alone has ISO 8601 timestamps, accelerator '
+            'requests show the attach handle they hold in any state.'),
 )
 
 
@@ -70,6 +73,7 @@ PROFILE_BY_NAME = Version(2, 2)
 DEVICE_STATUS = Version(2, 3)
 PAGING = Version(2, 4)
 PROFILE_LIFECYCLE = Version(2, 5)
+OWN_FORMATS = Version(2, 6)
 
 
 def _refuse(text):

@@ -209,7 +209,8 @@ class PlacementClient:
             self.ensure_resource_class(name)
         return self._put_generation(
             '/resource_providers/%s/inventories' % uuid, uuid, generation,
-            'inventories', inventories, self.get_inventories)
+            'inventories', lambda _current: inventories,
+            self.get_inventories)[0]
 
     def put_traits(self, uuid, generation, traits):
         """Make the provider's traits exactly ``traits``.
@@ -220,30 +221,55 @@ class PlacementClient:
             self.ensure_trait(name)
         return self._put_generation(
             '/resource_providers/%s/traits' % uuid, uuid, generation,
-            'traits', sorted(traits), self.get_traits)
+            'traits', lambda _current: sorted(traits), self.get_traits)[0]
 
-    def _put_generation(self, url, uuid, generation, key, value, reread):
+    def change_traits(self, uuid, generation, current, add, remove):
+        """Add traits to a provider and take others off, keeping the rest.
+
+        A trait that someone else adds or removes meanwhile stays added
+        or removed: after a conflict, the change is applied to the
+        provider's traits as read again.
+
+        :param current: the provider's traits at ``generation``.
+        :returns: (the provider's new generation, its traits now).
+        """
+        for name in add:
+            self.ensure_trait(name)
+        return self._put_generation(
+            '/resource_providers/%s/traits' % uuid, uuid, generation,
+            'traits', lambda traits: sorted((set(traits) - set(remove)) |
+                                            set(add)),
+            self.get_traits, current)
+
+    def _put_generation(self, url, uuid, generation, key, value, reread,
+                        current=None):
         """PUT a whole value guarded by the provider's generation.
 
-        When the provider changed since it was read (409 concurrent
-        update), read it again: stop if it already holds ``value``,
-        otherwise write again with the new generation, at most
-        ``[conductor] placement_max_retries`` times.
+        ``value`` makes what is written from what the provider holds
+        (``current``, at ``generation``). When the provider changed since
+        it was read (409 concurrent update), read it again: stop if it
+        already holds what ``value`` makes of it, otherwise write that
+        with the new generation, at most ``[conductor]
+        placement_max_retries`` times.
+
+        :returns: (the provider's new generation, what it holds now).
         """
+        wanted = value(current)
         for _attempt in range(self.max_retries + 1):
             resp = self._request('PUT', url, {
-                'resource_provider_generation': generation, key: value})
+                'resource_provider_generation': generation, key: wanted})
             if resp.status_code == 200:
-                return resp.json()['resource_provider_generation']
+                return resp.json()['resource_provider_generation'], wanted
             if resp.status_code == 409 and (_error_code(resp) ==
                                             CONCURRENT_UPDATE):
                 LOG.info('Resource provider %(uuid)s changed since it was '
                          'read (generation %(gen)s); reading it again',
                          {'uuid': uuid, 'gen': generation})
                 generation, current = reread(uuid)
-                if (set(current) == set(value) if key == 'traits'
-                        else current == value):
-                    return generation
+                wanted = value(current)
+                if (set(current) == set(wanted) if key == 'traits'
+                        else current == wanted):
+                    return generation, wanted
                 continue
             if resp.status_code == 409:
                 raise exception.ObjectInUse(kind=_('Resource provider'),

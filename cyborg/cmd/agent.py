@@ -34,7 +34,7 @@ def main(argv=None):
         drivers = drivers_base.load(CONF.agent.enabled_drivers)
         rpc.init(CONF)
         try:
-            agent_service.wait_for_compute_node(
+            host = agent_service.wait_for_compute_node(
                 conductor_rpcapi.ConductorAPI())
         finally:
             # The service opens the transport again once its signals are
@@ -43,5 +43,5 @@ def main(argv=None):
     except exception.CyborgException as e:
         LOG.error('cyborg-agent cannot start: %s', e)
         return 1
-    return service.run(agent_service.AgentService(drivers, host=CONF.host),
+    return service.run(agent_service.AgentService(drivers, host=host),
                        CONF)

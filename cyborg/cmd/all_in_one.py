@@ -53,14 +53,14 @@ class _Agent(threading.Thread):
 
     def run(self):
         try:
-            agent_service.wait_for_compute_node(
+            host = agent_service.wait_for_compute_node(
                 conductor_rpcapi.ConductorAPI(), stop=self.stopping)
         except exception.CyborgException as e:
             LOG.error('The agent does not start: %s', e)
             return
         if not self.stopping.is_set():
             self.service = agent_service.AgentService(self.drivers,
-                                                      host=CONF.host)
+                                                      host=host)
             self.service.start()
 
     def stop(self):

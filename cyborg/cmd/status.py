@@ -17,7 +17,9 @@ Checks, each ending in success, a warning or a failure:
 * a database of openstack-cyborg 17.0.0, if that is what is there, can be
   converted, and what the conversion carries over;
 * every trait and resource class that a device profile asks for is
-  reported by some deployable, so the profile can still be scheduled;
+  reported by some deployable, so the profile can still be scheduled, and
+  which profiles name those of openstack-cyborg 17.0.0 that ``[agent]
+  placement_names = descriptive`` would drop;
 * no PCI device claimed by an enabled Cyborg driver is also in Nova's PCI
   whitelist (``[nova] nova_conf`` or ``--nova-conf`` names nova.conf).
 """
@@ -37,6 +39,7 @@ from cyborg.db import api as db_api
 from cyborg.db import cyborg17
 from cyborg.db import migration
 from cyborg.drivers import base as drivers_base
+from cyborg.drivers import cyborg17 as cyborg17_names
 from cyborg.i18n import _
 from cyborg import objects
 from cyborg.objects import attribute
@@ -72,6 +75,42 @@ def _nova_pci_ids(path):
             ids.add(tuple(str(entry.get(key, '*')).lower().removeprefix('0x')
                           for key in ('vendor_id', 'product_id')))
     return ids
+
+
+def _retired(profiles):
+    """What descriptive names would take from ``profiles``, as a sentence.
+
+    :returns: None when they name none of 17.0.0's retired names.
+    """
+    by_profile, maps, unmapped = [], set(), set()
+    for profile in profiles:
+        names = sorted(name for group in profile.groups
+                       for name in _needs(group)
+                       if cyborg17_names.retired(name)[0])
+        if not names:
+            continue
+        by_profile.append('%s: %s' % (profile.name, ', '.join(names)))
+        for name in names:
+            new = cyborg17_names.retired(name)[1]
+            if new:
+                maps.add('--map %s=%s' % (name, new))
+            else:
+                unmapped.add(name)
+    if not by_profile:
+        return None
+    sentence = _(
+        'These device profiles name resource classes or traits of '
+        'openstack-cyborg 17.0.0 that [agent] placement_names = '
+        'descriptive stops reporting: %s. Before choosing it, rename them '
+        'with "cyborg-manage device-profile migrate"') % '; '.join(
+            by_profile)
+    if maps:
+        sentence += ' ' + ' '.join(sorted(maps))
+    if unmapped:
+        sentence += _(
+            '; the descriptive names of %s depend on the device: see the '
+            'upgrade guide') % ', '.join(sorted(unmapped))
+    return sentence + '.'
 
 
 def _overlap(ours, theirs):
@@ -124,19 +163,23 @@ class Checks(upgradecheck.UpgradeCommands):
             resource_class, traits = common_attributes.decode(pairs)
             reported |= traits | {resource_class}
         missing = []
-        for profile in device_profile.DeviceProfile.list(ctx):
+        profiles = device_profile.DeviceProfile.list(ctx)
+        for profile in profiles:
             names = {name for group in profile.groups
                      for name in _needs(group)} - reported
             if names:
                 missing.append('%s: %s' % (profile.name,
                                            ', '.join(sorted(names))))
-        if not missing:
-            return Result(Code.SUCCESS)
-        return Result(Code.WARNING, _(
-            'No deployable reports what these device profiles ask for, so '
-            'Nova cannot schedule them: %s. Enable the driver that reports '
-            'them, or migrate the profiles with "cyborg-manage '
-            'device-profile migrate".') % '; '.join(missing))
+        retired = _retired(profiles)
+        if missing:
+            return Result(Code.WARNING, ' '.join(filter(None, [_(
+                'No deployable reports what these device profiles ask for, '
+                'so Nova cannot schedule them: %s. Enable the driver that '
+                'reports them, or migrate the profiles with "cyborg-manage '
+                'device-profile migrate".') % '; '.join(missing), retired])))
+        if retired and cyborg17_names.descriptive():
+            return Result(Code.WARNING, retired)
+        return Result(Code.SUCCESS, retired)
 
     def _check_pci_whitelist(self):
         path = CONF.nova_conf_path or CONF.nova.nova_conf

@@ -46,6 +46,14 @@ def join(parts):
     return '%(domain)s:%(bus)s:%(device)s.%(function)s' % parts
 
 
+def address_of(info):
+    """:func:`join`, or None where ``info`` is no dict of the parts."""
+    try:
+        return join(info)
+    except (KeyError, TypeError):
+        return None
+
+
 def offset(address, count):
     """The address ``count`` routing ids after ``address``.
 

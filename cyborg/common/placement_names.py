@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Names of resource classes and traits, as Placement takes them.
+"""Names of resource classes, traits and providers, as Placement takes them.
 
 A name is either one of Placement's standard ones (os-resource-classes,
 os-traits) or ``CUSTOM_`` followed by upper-case letters, digits and
@@ -84,3 +84,12 @@ def region_trait(region_type):
 def function_trait(function_id):
     """The trait of an FPGA region holding a function (normalized id)."""
     return custom_name('FPGA_FUNCTION_ID', function_id)
+
+
+def provider_name(hostname, deployable_name):
+    """The resource provider name of a deployable of ``hostname``.
+
+    The API shows it as the deployable's name, which is how the releases
+    before ours named deployables.
+    """
+    return '%s_%s' % (hostname, deployable_name)

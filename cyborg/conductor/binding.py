@@ -73,14 +73,15 @@ def _refused(arq, rp_uuid, reason):
 
 
 def _names_host(context, name, hostname):
-    """Whether ``name``, from Nova, names the agent's host ``hostname``.
+    """Whether ``name``, from Nova, names the host ``hostname``.
 
-    Nova names the compute node, as its resource provider is named: often
-    the FQDN where the agent's ``[DEFAULT] host`` is the short name. The
-    provider Placement has under that name must then be the one the host's
-    agent hangs its devices under. The agent's host recorded that
-    provider's name with its uuid at start, so only another name needs
-    Placement: the provider may have been renamed since.
+    Nova names the compute node of the instance (its node name, which its
+    resource provider is named after); a host is known by the name of its
+    compute node provider that its agent found at start, whatever its
+    ``[DEFAULT] host``, so the two are the same. Only another name needs
+    Placement: the provider may have been renamed since, and the provider
+    Placement has under that name must be the one the host's devices hang
+    under.
     """
     if name == hostname:
         return True
@@ -99,8 +100,8 @@ def _names_host(context, name, hostname):
 def _deployable(context, arq, hostname, rp_uuid):
     """The deployable behind the resource provider, and its device.
 
-    It must be on ``hostname`` (the agent's host, or its compute node's
-    name as Nova sends it) and still reported there.
+    It must be on ``hostname`` (the host's compute node, as Nova names
+    it) and still reported there.
     """
     found = deployable_obj.Deployable.list(context,
                                            filters={'rp_uuid': rp_uuid})
@@ -178,8 +179,7 @@ def _bind_steps(context, arq, agent, deadline, made, checked):
     bitstream = programming.needed(context, arq.device_profile_group,
                                    deployable, traits)
     # A PCI handle needing no bitstream is all: Bound as it is claimed.
-    arq.claim_handle(context, deployable.id, finish=bitstream is None)
-    if arq.state == states.BOUND:
+    if arq.claim_handle(context, deployable.id, finish=bitstream is None):
         return
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
     if bitstream is not None:

@@ -14,6 +14,11 @@
 The lease (a row of the ``hosts`` table) makes sure that of several
 conductors only one reconciles a host at a time; the report itself is
 applied as a keyed diff by :meth:`cyborg.objects.host.Host.apply_inventory`.
+
+A host is known by the name of its compute node resource provider, which
+its agent reports under (:func:`cyborg.agent.service.compute_node_names`).
+A report that would record a device a second time, under another name of
+the same compute node, is refused.
 """
 
 import contextlib
@@ -21,6 +26,8 @@ import contextlib
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from cyborg.clients import placement
+from cyborg.common import pci_address
 import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
@@ -65,23 +72,73 @@ def host_lease(context, hostname, owner):
                         {'host': hostname, 'owner': taker})
 
 
-def apply_report(context, host_report, owner):
+def apply_report(context, host_report, owner, client=None):
     """Make the database hold what ``host_report`` says about its host.
 
     :param host_report: a :class:`cyborg.objects.driver_report.HostReport`.
+    :param client: a :class:`cyborg.clients.placement.PlacementClient`
+        (by default one made from ``[placement]``), asked only when the
+        report adds a device while devices are recorded under names whose
+        compute node is not known.
     :returns: a :class:`cyborg.db.inventory.InventoryDiff` for the
         Placement sync that follows.
     :raises HostLeaseHeld: another conductor is reconciling the host; the
         agent sends its report again on its next pass.
     :raises InvalidHostReport: the report contradicts itself.
+    :raises HostNameConflict: the report adds a device recorded under
+        another name of the host's compute node.
+    :raises PlacementUnavailable: Placement is needed (see ``client``)
+        and cannot be reached; nothing was written.
     """
     hostname = host_report.hostname
     devices = _devices(hostname, host_report)
     with host_lease(context, hostname, owner):
-        diff = host_obj.Host.apply_inventory(context, hostname, devices)
+        try:
+            diff = host_obj.Host.apply_inventory(
+                context, hostname, devices,
+                _compute_node(context, hostname, devices, client))
+        except exception.HostNameConflict as e:
+            LOG.error('Report of host %(host)s refused: %(error)s',
+                      {'host': hostname, 'error': e})
+            raise
     LOG.info('Inventory of host %(host)s: %(diff)s',
              {'host': hostname, 'diff': diff})
     return diff
+
+
+def _compute_node(context, hostname, devices, client):
+    """The host's compute node, where the report adds a device.
+
+    A device the report adds may be recorded already under another name
+    of the same compute node: openstack-cyborg 17.0.0 recorded it under
+    the name its agent found in Placement, and the host's agent may find
+    another if its configuration changed. A name that an agent reported
+    under has its compute node recorded; Placement ties any other name to
+    the compute node by the device's providers, so it is asked only while
+    such names are left.
+
+    :returns: the uuid of the host's compute node provider and a set of
+        the uuids of the providers of its tree (empty when Placement was
+        not asked), as ``apply_inventory`` takes them; None when the
+        report adds no device or the host's compute node is not known.
+    """
+    # A report that holds no address is refused by apply_inventory.
+    reported = {pci_address.address_of(device['cpid_info'])
+                for device in devices} - {None}
+    if reported <= host_obj.Host.device_addresses(context, hostname):
+        return None
+    try:
+        host = host_obj.Host.get_by_hostname(context, hostname)
+    except exception.HostNotFound:
+        return None
+    if host.compute_rp_uuid is None:
+        return None
+    tree = set()
+    if host_obj.Host.unplaced_hostnames(context):
+        client = client or placement.PlacementClient()
+        tree = {rp['uuid'] for rp in client.providers_in_tree(
+            host.compute_rp_uuid)}
+    return host.compute_rp_uuid, tree
 
 
 def _field(obj, name):

@@ -16,25 +16,25 @@ of the host's compute node provider; this module derives their names and
 uuids, and :func:`sync_host` both applies a new inventory report and
 repairs drift on the periodic reconcile. Only providers with trait
 ``OWNER_CYBORG`` are ever changed, and those that openstack-cyborg made for
-the same deployables, which Cyborg adopts (see :func:`_adoptable`).
+the same deployables, which Cyborg adopts (see :func:`_adoptable`); and of
+their traits, Cyborg takes off only those it put there itself, which the
+database records (see :mod:`cyborg.conductor.placement_records`).
 """
 
 import collections
 import dataclasses
-import hashlib
-import json
-import threading
 import uuid as uuid_lib
 
 import os_traits
 from oslo_log import log
 
 from cyborg.common import attributes as common_attributes
+from cyborg.common import placement_names
+from cyborg.conductor import placement_records
 from cyborg import exception
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
-from cyborg.objects import host as host_obj
 from cyborg import states
 
 LOG = log.getLogger(__name__)
@@ -51,11 +51,6 @@ _PROVIDER_ERRORS = (exception.ResourceProviderExists,
                     exception.ObjectInUse,
                     exception.PlacementRequestFailed,
                     exception.ResourceProviderGenerationConflict)
-
-
-def provider_name(hostname, deployable_name):
-    """The resource provider name of a deployable of ``hostname``."""
-    return '%s_%s' % (hostname, deployable_name)
 
 
 def provider_uuid(name):
@@ -83,39 +78,6 @@ class Provider:
     deployable: deployable_obj.Deployable
     inventories: dict
     traits: frozenset
-
-
-@dataclasses.dataclass(frozen=True)
-class _Seen:
-    """A provider as it was after the last pass that read or wrote it.
-
-    ``generation`` is None when two reads saw different generations, so
-    the next pass reads it again.
-    """
-
-    generation: object
-    traits: frozenset
-    inventories: dict
-
-
-# Provider uuid -> _Seen, shared by every pass of the process. A provider
-# whose generation in the tree listing matches is not read again.
-_seen = {}
-_seen_lock = threading.Lock()
-
-
-def _remember(rp_uuid, seen):
-    with _seen_lock:
-        if seen is None:
-            _seen.pop(rp_uuid, None)
-        else:
-            _seen[rp_uuid] = seen
-
-
-def forget_providers():
-    """Forget what every provider looked like: the next pass reads all."""
-    with _seen_lock:
-        _seen.clear()
 
 
 def compute_node_rp(client, rp_name):
@@ -162,26 +124,12 @@ def _provider(hostname, deployable, device, attributes):
     closed = (device.status == states.DEVICE_MAINTAINING or
               device.vanished_at is not None)
     reserved = total if closed else 0
-    name = provider_name(hostname, deployable.name)
+    name = placement_names.provider_name(hostname, deployable.name)
     return Provider(name=name, uuid=provider_uuid(name),
                     deployable=deployable,
                     inventories={resource_class: _inventory(total,
                                                             reserved)},
                     traits=traits | {OWNER_TRAIT})
-
-
-def _read(client, rp):
-    """A provider's traits and inventories, from the cache if unchanged."""
-    with _seen_lock:
-        seen = _seen.get(rp['uuid'])
-    if seen is not None and seen.generation == rp['generation']:
-        return seen
-    trait_gen, traits = client.get_traits(rp['uuid'])
-    inv_gen, inventories = client.get_inventories(rp['uuid'])
-    seen = _Seen(inv_gen if inv_gen == trait_gen else None,
-                 frozenset(traits), inventories)
-    _remember(rp['uuid'], seen)
-    return seen
 
 
 def _owned(rp, seen):
@@ -244,58 +192,77 @@ class _NotOurs(Exception):
     """The provider lacks OWNER_CYBORG: Cyborg leaves it alone."""
 
 
-def _create(client, provider, parent_uuid):
-    rp = client.create_provider(provider.uuid, provider.name, parent_uuid)
-    # Traits first: OWNER_CYBORG marks the provider as ours at once.
-    generation = client.put_traits(rp['uuid'], rp['generation'],
-                                   provider.traits)
-    generation = client.put_inventories(rp['uuid'], generation,
-                                        provider.inventories)
-    _remember(rp['uuid'], _Seen(generation, provider.traits,
-                                provider.inventories))
-    LOG.info('Created resource provider %(name)s (%(uuid)s)',
-             {'name': provider.name, 'uuid': rp['uuid']})
-    return rp['uuid']
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    """What a pass does to the provider of one deployable.
+
+    ``rp`` is None for a provider to create. ``add`` are the traits to
+    put on it, ``remove`` those Cyborg put on it earlier and no longer
+    reports; every other trait stays. ``placed``: what Cyborg has put on
+    it once this is done.
+    """
+
+    provider: Provider
+    rp: dict
+    seen: placement_records.Record
+    add: frozenset
+    remove: frozenset
+    placed: frozenset
+
+    @property
+    def writes(self):
+        """Whether Placement must be written to."""
+        return bool(self.rp is None or self.add or self.remove or
+                    self.seen.inventories != self.provider.inventories)
 
 
-def _update(client, provider, rp, parent_uuid):
-    """Fix the traits and inventories of ``rp``; whether it changed."""
-    seen = _read(client, rp)
+def _change(provider, rp, seen, parent_uuid):
+    """What makes ``rp``, as ``seen``, the provider of ``provider``.
+
+    :raises _NotOurs: it is neither Cyborg's nor adoptable.
+    """
     if not _owned(rp, seen):
         if not _adoptable(rp, provider, parent_uuid):
             raise _NotOurs()
         LOG.info('Adopting resource provider %(name)s (%(uuid)s), made by '
                  'openstack-cyborg for deployable %(dep)s: it gets trait '
-                 '%(trait)s and keeps its uuid and allocations',
+                 '%(trait)s and keeps its uuid, allocations and traits',
                  {'name': rp['name'], 'uuid': rp['uuid'],
                   'dep': provider.deployable.uuid, 'trait': OWNER_TRAIT})
-    if seen.traits == provider.traits and (seen.inventories ==
-                                           provider.inventories):
-        return False
-    generation = (rp['generation'] if seen.generation is None
-                  else seen.generation)
-    if seen.traits != provider.traits:
-        generation = client.put_traits(rp['uuid'], generation,
+    add = provider.traits - seen.traits
+    return _Change(provider, rp, seen, add=add,
+                   remove=(seen.placed & seen.traits) - provider.traits,
+                   placed=(seen.placed & provider.traits) | add)
+
+
+def _apply(client, change, records, parent_uuid):
+    """Create or fix a provider as ``change`` says; returns its uuid."""
+    provider, rp, seen = change.provider, change.rp, change.seen
+    if rp is None:
+        rp = client.create_provider(provider.uuid, provider.name,
+                                    parent_uuid)
+        # Traits first: OWNER_CYBORG marks the provider as ours at once.
+        generation = client.put_traits(rp['uuid'], rp['generation'],
                                        provider.traits)
+        traits = provider.traits
+        action = 'Created'
+    else:
+        generation = (rp['generation'] if seen.generation is None
+                      else seen.generation)
+        traits = seen.traits
+        if change.add or change.remove:
+            generation, traits = client.change_traits(
+                rp['uuid'], generation, seen.traits, change.add,
+                change.remove)
+        action = 'Updated'
     if seen.inventories != provider.inventories:
         generation = client.put_inventories(rp['uuid'], generation,
                                             provider.inventories)
-    _remember(rp['uuid'], _Seen(generation, provider.traits,
-                                provider.inventories))
-    LOG.info('Updated resource provider %(name)s (%(uuid)s)',
-             {'name': rp['name'], 'uuid': rp['uuid']})
-    return True
-
-
-def _delete_if_owned(client, rp):
-    """Delete a provider no deployable needs, if it is Cyborg's."""
-    if not _owned(rp, _read(client, rp)):
-        return False
-    client.delete_provider(rp['uuid'])
-    _remember(rp['uuid'], None)
-    LOG.info('Deleted resource provider %(name)s (%(uuid)s): no deployable '
-             'needs it any more', {'name': rp['name'], 'uuid': rp['uuid']})
-    return True
+    records.set(rp['uuid'], placement_records.Record(
+        generation, frozenset(traits), provider.inventories, change.placed))
+    LOG.info('%(action)s resource provider %(name)s (%(uuid)s)',
+             {'action': action, 'name': rp['name'], 'uuid': rp['uuid']})
+    return rp['uuid']
 
 
 def _store_rp_uuids(context, rows, rp_uuids):
@@ -319,10 +286,12 @@ def sync_host(context, hostname, compute_rp_uuid, client):
     inventories fixed, providers of vanished deployables deleted (kept
     while they have allocations); a provider without ``OWNER_CYBORG`` is
     never changed, unless it is openstack-cyborg's provider of one of the
-    host's deployables, which is adopted. A pass that finds nothing to
-    change reads the compute node's tree once and writes nothing to
-    Placement: the host's row keeps a digest of what the last complete
-    pass saw, so this holds whichever conductor made that pass.
+    host's deployables, which is adopted. Of a provider's traits, only
+    those that Cyborg put there itself and no longer reports are taken
+    off. A pass that finds nothing to change reads the compute node's
+    tree once and writes nothing: the database keeps a record of each
+    provider of the tree (see :mod:`~cyborg.conductor.placement_records`),
+    so this holds whichever conductor made the last pass.
 
     :returns: counts of providers ``created``, ``updated``, ``deleted``,
         ``unchanged`` and ``failed`` (tried again next pass).
@@ -331,23 +300,31 @@ def sync_host(context, hostname, compute_rp_uuid, client):
     """
     rows = _host_deployables(context, hostname)
     tree = _tree(client, compute_rp_uuid)
+    records = placement_records.Records(context, hostname, tree)
     summary = dict.fromkeys(
         ('created', 'updated', 'deleted', 'unchanged', 'failed'), 0)
     providers = [_provider(hostname, *row) for row in rows]
-    digest = _digest(rows, providers, tree)
-    if digest == host_obj.Host.placement_digest(context, hostname):
-        summary['unchanged'] = sum(1 for p in providers if p is not None)
-        LOG.debug('Placement sync of host %(host)s: nothing changed since '
-                  'the last complete pass', {'host': hostname})
-        return summary
-    _pass(context, rows, providers, tree, compute_rp_uuid, client, summary)
-    if not summary['failed']:
-        if summary['created'] or summary['updated'] or summary['deleted']:
-            tree = _tree(client, compute_rp_uuid)
-        digest = _digest(rows, providers, tree)
-    else:
-        digest = None
-    host_obj.Host.set_placement_digest(context, hostname, digest)
+    # Deployables without a provider forget theirs.
+    rp_uuids = {row[0].uuid: None
+                for row, provider in zip(rows, providers) if provider is None}
+    try:
+        changes, doomed = _plan(providers, tree, compute_rp_uuid, client,
+                                records, rp_uuids, summary)
+        # What Cyborg is about to put on providers is recorded before it
+        # is: a pass cut short in between still takes it off when due.
+        for change in changes:
+            if change.add:
+                records.set(change.rp['uuid'] if change.rp
+                            else change.provider.uuid,
+                            dataclasses.replace(
+                                change.seen, generation=None,
+                                placed=change.seen.placed | change.add))
+        records.save()
+        _execute(changes, doomed, compute_rp_uuid, client, records,
+                 rp_uuids, summary)
+    finally:
+        records.save()
+        _store_rp_uuids(context, rows, rp_uuids)
     LOG.debug('Placement sync of host %(host)s: %(summary)s',
               {'host': hostname, 'summary': summary})
     return summary
@@ -359,82 +336,100 @@ def _tree(client, compute_rp_uuid):
         compute_rp_uuid) if rp['uuid'] != compute_rp_uuid}
 
 
-def _digest(rows, providers, tree):
-    """A digest of everything a pass compares.
+def _plan(providers, tree, compute_rp_uuid, client, records, rp_uuids,
+          summary):
+    """Decide what each provider needs, reading only what moved.
 
-    The providers the rows ask for, the provider each deployable records,
-    and each provider of the tree with its generation, which Placement
-    changes with every change of the provider's traits, inventories or
-    allocations. When it equals the digest of the last pass that left
-    nothing to do, this pass has nothing to do either.
+    :returns: the :class:`_Change` of each provider that Placement must
+        be written to, and the providers of the tree to delete.
     """
-    seen = [
-        sorted((row[0].uuid, row[0].rp_uuid) for row in rows),
-        sorted((p.uuid, p.name, sorted(p.traits), p.inventories)
-               for p in providers if p is not None),
-        sorted((rp['uuid'], rp['name'], rp['generation'],
-                rp['parent_provider_uuid']) for rp in tree.values()),
-    ]
-    return hashlib.sha256(json.dumps(seen, sort_keys=True).encode(
-        )).hexdigest()
-
-
-def _pass(context, rows, providers, tree, compute_rp_uuid, client, summary):
-    """Create, fix and delete providers; count what happened in summary."""
     by_name = {rp['name']: rp for rp in tree.values()}
-    # Deployables without a provider forget theirs.
-    rp_uuids = {row[0].uuid: None
-                for row, provider in zip(rows, providers) if provider is None}
     needed = set()
     wanted = {key for provider in filter(None, providers)
               for key in (provider.name, provider.uuid)}
-    try:
-        for provider in filter(None, providers):
-            rp = (tree.get(provider.uuid) or by_name.get(provider.name) or
-                  _recorded(tree, provider, wanted))
-            try:
-                if rp is None:
-                    rp_uuids[provider.deployable.uuid] = _create(
-                        client, provider, compute_rp_uuid)
-                    summary['created'] += 1
-                    continue
-                needed.add(rp['uuid'])
-                changed = _update(client, provider, rp, compute_rp_uuid)
-            except _NotOurs:
-                LOG.error('Resource provider %(name)s (%(uuid)s) does not '
-                          'have trait %(trait)s: it is not Cyborg\'s and is '
-                          'left alone, so deployable %(dep)s is not offered. '
-                          'Delete or rename that provider.',
-                          {'name': rp['name'], 'uuid': rp['uuid'],
-                           'trait': OWNER_TRAIT,
-                           'dep': provider.deployable.uuid})
-                summary['failed'] += 1
-                continue
-            except _PROVIDER_ERRORS as e:
-                LOG.error('Resource provider %(name)s of deployable '
-                          '%(dep)s not synced, tried again next pass: '
-                          '%(error)s', {'name': provider.name,
-                                        'dep': provider.deployable.uuid,
-                                        'error': e})
-                _remember(rp['uuid'] if rp else provider.uuid, None)
-                summary['failed'] += 1
-                continue
-            rp_uuids[provider.deployable.uuid] = rp['uuid']
-            summary['updated' if changed else 'unchanged'] += 1
+    changes = []
+    for provider in filter(None, providers):
+        rp = (tree.get(provider.uuid) or by_name.get(provider.name) or
+              _recorded(tree, provider, wanted))
+        if rp is None:
+            changes.append(_Change(provider, None,
+                                   placement_records.UNBORN,
+                                   add=provider.traits, remove=frozenset(),
+                                   placed=provider.traits))
+            continue
+        needed.add(rp['uuid'])
+        try:
+            change = _change(provider, rp, records.read(client, rp),
+                             compute_rp_uuid)
+        except _NotOurs:
+            LOG.error('Resource provider %(name)s (%(uuid)s) does not '
+                      'have trait %(trait)s: it is not Cyborg\'s and is '
+                      'left alone, so deployable %(dep)s is not offered. '
+                      'Delete or rename that provider.',
+                      {'name': rp['name'], 'uuid': rp['uuid'],
+                       'trait': OWNER_TRAIT,
+                       'dep': provider.deployable.uuid})
+            summary['failed'] += 1
+            continue
+        except _PROVIDER_ERRORS as e:
+            _failed(provider, rp, records, summary, e)
+            continue
+        if change.writes:
+            changes.append(change)
+            continue
+        records.set(rp['uuid'], dataclasses.replace(change.seen,
+                                                    placed=change.placed))
+        rp_uuids[provider.deployable.uuid] = rp['uuid']
+        summary['unchanged'] += 1
 
-        for rp in tree.values():
-            if rp['uuid'] in needed:
-                continue
-            try:
-                if _delete_if_owned(client, rp):
-                    summary['deleted'] += 1
-            except _PROVIDER_ERRORS as e:
-                LOG.warning('Resource provider %(name)s (%(uuid)s) is no '
-                            'longer needed but is kept, tried again next '
-                            'pass: %(error)s',
-                            {'name': rp['name'], 'uuid': rp['uuid'],
-                             'error': e})
-                _remember(rp['uuid'], None)
-                summary['failed'] += 1
-    finally:
-        _store_rp_uuids(context, rows, rp_uuids)
+    doomed = []
+    for rp in tree.values():
+        if rp['uuid'] in needed:
+            continue
+        try:
+            if _owned(rp, records.read(client, rp)):
+                doomed.append(rp)
+        except _PROVIDER_ERRORS as e:
+            _kept(rp, records, summary, e)
+    return changes, doomed
+
+
+def _execute(changes, doomed, compute_rp_uuid, client, records, rp_uuids,
+             summary):
+    """Write the changes and delete the doomed providers."""
+    for change in changes:
+        try:
+            rp_uuid = _apply(client, change, records, compute_rp_uuid)
+        except _PROVIDER_ERRORS as e:
+            _failed(change.provider, change.rp, records, summary, e)
+            continue
+        rp_uuids[change.provider.deployable.uuid] = rp_uuid
+        summary['created' if change.rp is None else 'updated'] += 1
+    for rp in doomed:
+        try:
+            client.delete_provider(rp['uuid'])
+        except _PROVIDER_ERRORS as e:
+            _kept(rp, records, summary, e)
+            continue
+        records.forget(rp['uuid'])
+        LOG.info('Deleted resource provider %(name)s (%(uuid)s): no '
+                 'deployable needs it any more',
+                 {'name': rp['name'], 'uuid': rp['uuid']})
+        summary['deleted'] += 1
+
+
+def _failed(provider, rp, records, summary, error):
+    LOG.error('Resource provider %(name)s of deployable %(dep)s not '
+              'synced, tried again next pass: %(error)s',
+              {'name': provider.name, 'dep': provider.deployable.uuid,
+               'error': error})
+    records.stale(rp['uuid'] if rp else provider.uuid)
+    summary['failed'] += 1
+
+
+def _kept(rp, records, summary, error):
+    LOG.warning('Resource provider %(name)s (%(uuid)s) is no longer needed '
+                'but is kept, tried again next pass: %(error)s',
+                {'name': rp['name'], 'uuid': rp['uuid'], 'error': error})
+    records.stale(rp['uuid'])
+    summary['failed'] += 1

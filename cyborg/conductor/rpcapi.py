@@ -70,6 +70,8 @@ class ConductorAPI:
         An agent asks this at start, before its first report, because it
         never talks to Placement itself.
 
+        :param hostname: the host the provider is recorded for; an agent
+            gives ``rp_name``, the name it then reports under.
         :param timeout: seconds to wait for an answer; by default
             ``[DEFAULT] rpc_response_timeout``.
         :raises ResourceProviderNotFound: Placement does not know it yet.

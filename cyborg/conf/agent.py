@@ -81,11 +81,19 @@ Related options:
         help="""
 Name of this host's compute node resource provider in Placement.
 
-Nova creates that provider; Cyborg adds one child provider per device under
-it and never changes the compute node provider itself. When unset, the
-fully qualified domain name of the host is used, and ``[DEFAULT] host`` if
-that cannot be found. Set it when nova-compute names its provider
-differently, for example when ``[DEFAULT] host`` is set in nova.conf.
+Nova creates that provider, named after the compute node; Cyborg adds one
+child provider per device under it and never changes the compute node
+provider itself. At start the agent asks Placement for this name (the
+fully qualified domain name of the host when unset), then for
+``[DEFAULT] host``, and takes the first that Placement has, as
+openstack-cyborg 17.0.0 does. The name taken is the host's name in Cyborg:
+the devices of the host are recorded under it (the ``hostname`` of
+devices in the API), its device providers are named after it, the
+conductors call the agent by it, and Nova names it when it binds an
+accelerator request. Set it when nova-compute names its compute node
+differently from both. Changing it on a host that has reported devices
+makes the conductors refuse the host's reports, so that no device is
+recorded twice: set it back to the name the devices are recorded under.
 
 Related options:
 
@@ -159,6 +167,56 @@ Related options:
 
 * ``report_interval``
 * ``sysfs_root``
+"""),
+    cfg.StrOpt(
+        'placement_names',
+        default='cyborg17',
+        choices=[
+            ('cyborg17', 'the resource classes of openstack-cyborg 17.0.0, '
+                         'and its traits beside the descriptive ones'),
+            ('descriptive', 'the descriptive resource classes and traits '
+                            'only'),
+        ],
+        help="""
+Which resource class and traits the drivers give each device's provider.
+
+Device profiles and flavors name resource classes and traits, so these names
+are an interface. With ``cyborg17`` every driver reports the resource class
+that openstack-cyborg 17.0.0 reported for the same card (``CUSTOM_NIC``,
+``CUSTOM_PCI``, ``CUSTOM_SSD``, ...) and all its traits (such as
+``CUSTOM_NVIDIA_<product id>``), plus Cyborg's more descriptive traits: the
+profiles of a cloud that ran that service keep scheduling. With
+``descriptive`` they report Cyborg's own names only (``CUSTOM_NIC_VF``,
+``CUSTOM_PCI_<vendor id>_<product id>``, ``CUSTOM_NVME``, ...).
+
+Before choosing ``descriptive`` on hosts that ran 17.0.0, run
+``cyborg-status upgrade check``: its device profiles check lists the
+profiles that would stop matching and the ``cyborg-manage device-profile
+migrate --map`` arguments that rename their names. Set the same value on
+every compute host.
+
+Related options:
+
+* ``group_virtual_functions``
+"""),
+    cfg.BoolOpt(
+        'group_virtual_functions',
+        default=False,
+        help="""
+Offer the virtual functions of a QAT or NIC card as one provider.
+
+openstack-cyborg 17.0.0 made one deployable and one resource provider per
+virtual function (VF) of an Intel QAT or NIC card, and the generic PCI
+driver one per matched VF. By default Cyborg does the same, so a cloud that
+ran it keeps its providers and allocations. Enable it to report each card
+as one deployable whose VFs are its attach handles: one provider per card,
+with one unit per VF. The per-VF providers are then replaced on the next
+report; a VF that an instance holds stays busy, but its old provider keeps
+counting it until the instance lets it go, so switch while no VF is held.
+
+Related options:
+
+* ``placement_names``
 """),
 ]
 

@@ -24,15 +24,15 @@ default_opts = [
         default=socket.gethostname(),
         sample_default='<hostname>',
         help="""
-Name of this host as Cyborg knows it.
+Name of this host, for the services that run on it.
 
-The agent listens for RPC under this name (its RPC server is
-``cyborg-agent.<host>``), reports its devices under it, and the conductor
-records it on every device and accelerator request of this host. It must
-match the host name Nova uses for the compute service on the same machine,
-because Nova binds accelerator requests to that name. Change it only when
-the system host name differs from the one nova-compute reports; changing it
-on a host that already has devices makes them look like a new host's.
+A conductor or API service serves RPC under it. The agent tries it as the
+name of the host's compute node resource provider in Placement when
+Placement has no provider named after ``[agent] resource_provider_name``
+(by default the fully qualified domain name of the host); the name it
+finds is the host's name in Cyborg, which the devices of the host are
+recorded under and the agent serves RPC under. Keep the value
+openstack-cyborg had on the host.
 
 Related options:
 

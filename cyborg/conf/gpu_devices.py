@@ -14,7 +14,6 @@
 
 from oslo_config import cfg
 
-from cyborg.conf import ignored
 
 gpu_devices_group = cfg.OptGroup(
     'gpu_devices',
@@ -55,10 +54,24 @@ Related options:
 
 * ``[agent] enabled_drivers``, which must include the NVIDIA GPU driver
 """),
-    ignored.option(
-        cfg.BoolOpt, 'filter_sriov_vfs',
-        'the virtual functions of SR-IOV GPUs are never offered as whole '
-        'GPUs; they hold the vGPUs.'),
+    cfg.BoolOpt(
+        'filter_sriov_vfs',
+        default=False,
+        help="""
+Keep the virtual functions of SR-IOV GPUs from being offered whole.
+
+A GPU with SR-IOV on (Ampere and later) that offers no vGPU type is
+offered whole, as ``PGPU``; so is each of its virtual functions, as a
+device of its own, unless this is set, as the service Cyborg replaces did.
+Assigning a MIG virtual function to a guest whole is unsafe: set it on
+new deployments. On a deployment that ran the replaced service, first
+release the accelerator requests that hold such virtual functions: their
+devices and providers go.
+
+Related options:
+
+* ``enabled_vgpu_types``: a GPU that offers vGPUs is not offered whole
+"""),
 ]
 
 #: The option of each ``[vgpu_<type>]`` group.

@@ -12,37 +12,37 @@
 """Options of the [nic_devices] group: NIC settings of the replaced service.
 
 That service took the NIC types in ``enabled_nic_types`` and, for each, a
-group named after the type with ``physical_device_mappings`` and
-``function_device_mappings``. Cyborg reads the physical networks from
-there when ``[nic] physical_device_mappings`` is empty.
+group named after the type with ``physical_device_mappings``,
+``function_device_mappings`` and ``device_addresses``. Cyborg reads them
+all; the physical networks only when ``[nic] physical_device_mappings`` is
+empty.
 """
 
 from oslo_config import cfg
 
-from cyborg.conf import ignored
-
 nic_devices_group = cfg.OptGroup(
     'nic_devices',
-    title='NIC types (deprecated)',
-    help='NIC settings of the service Cyborg replaces; use the [nic] group.')
+    title='NIC types',
+    help='NIC settings in the format of the service Cyborg replaces.')
 
 nic_devices_opts = [
     cfg.ListOpt(
         'enabled_nic_types',
         default=[],
-        deprecated_for_removal=True,
-        deprecated_reason='Set [nic] physical_device_mappings instead.',
         help="""
 Names of groups that hold NIC settings, such as ``x710_static``.
 
 Each group named here may set ``physical_device_mappings``, in the format
 of ``[nic] physical_device_mappings``; the Intel NIC driver uses the
 mappings of all of them when ``[nic] physical_device_mappings`` is empty.
-Their ``function_device_mappings`` are ignored.
+Their ``function_device_mappings`` give ports a function trait and their
+``device_addresses`` restrict the ports and VFs offered, as in the service
+Cyborg replaces.
 
 Related options:
 
 * ``[nic] physical_device_mappings``
+* ``[nic] product_ids``
 """),
 ]
 
@@ -53,9 +53,25 @@ type_opts = [
         default=[],
         help='Physical networks of ports, as ``[nic] '
              'physical_device_mappings``.'),
-    ignored.option(
-        cfg.ListOpt, 'function_device_mappings',
-        'Cyborg gives NIC ports no function traits.', default=[]),
+    cfg.ListOpt(
+        'function_device_mappings',
+        default=[],
+        help="""
+Functions of ports, as ``<function>:<interface>`` pairs.
+
+The physical and virtual functions of a listed port carry the trait
+``CUSTOM_<FUNCTION>``, as openstack-cyborg 17.0.0 gave them.
+"""),
+    cfg.ListOpt(
+        'device_addresses',
+        default=[],
+        help="""
+PCI addresses of the NIC functions the Intel NIC driver offers.
+
+A physical function's address offers its VFs, or the port itself while it
+has no VFs; a VF's address offers that VF only. Empty: every port that
+``[nic] product_ids`` selects. A malformed address stops the agent.
+"""),
 ]
 
 
@@ -68,15 +84,10 @@ def register_type_opts(conf):
     """Register the group of each of ``enabled_nic_types``.
 
     Their names depend on another option, so they are registered once the
-    configuration files are parsed; a warning is logged for each ignored
-    option they set, as :func:`cyborg.conf.opts.warn_deprecated` does for
-    the others.
+    configuration files are parsed.
     """
     for group in conf.nic_devices.enabled_nic_types:
         conf.register_opts(type_opts, group=group)
-        for opt in type_opts:
-            if opt.deprecated_for_removal:
-                conf[group][opt.dest]  # oslo.config warns as it reads it
 
 
 def list_opts():

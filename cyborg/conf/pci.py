@@ -43,7 +43,10 @@ in Nova's PCI-in-Placement support:
 
 * ``resource_class``: the Placement resource class, a standard one or a
   ``CUSTOM_`` name (a bare name gets the ``CUSTOM_`` prefix); when absent,
-  ``CUSTOM_PCI_<vendor_id>_<product_id>`` is used
+  ``CUSTOM_PCI`` with the traits ``CUSTOM_PCI_<vendor name>`` and
+  ``CUSTOM_PCI_PRODUCT_ID_<product_id>``, as openstack-cyborg 17.0.0
+  reported them, or ``CUSTOM_PCI_<vendor_id>_<product_id>`` when ``[agent]
+  placement_names`` is ``descriptive``
 * ``traits``: a comma-separated list of traits to add to the device's
   resource provider (``CUSTOM_`` is added to names that are not standard
   traits)
@@ -61,6 +64,7 @@ this when ``[nova] nova_conf`` is set).
 Related options:
 
 * ``[agent] enabled_drivers``, which must include the generic PCI driver
+* ``[agent] placement_names`` and ``[agent] group_virtual_functions``
 * ``[nova] nova_conf``
 """),
 ]

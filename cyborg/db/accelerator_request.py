@@ -18,6 +18,8 @@ handle is claimed and released in the same transaction as the ARQ row
 that holds it.
 """
 
+import typing
+
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -213,6 +215,15 @@ def unbind(context, uuid):
     return _let_go(context, uuid, states.UNBOUND, values=_UNBIND_VALUES)
 
 
+class Claim(typing.NamedTuple):
+    """What :func:`claim_handle` did."""
+
+    #: The ARQ's row after the claim.
+    arq: models.AcceleratorRequest
+    #: Whether the claim also bound the ARQ (Bound, its event recorded).
+    bound: bool
+
+
 @api.retry_on_deadlock
 @main_context_manager.writer
 def claim_handle(context, uuid, deployable_id, finish=False):
@@ -226,7 +237,8 @@ def claim_handle(context, uuid, deployable_id, finish=False):
     :param finish: nothing but the handle is needed: unless it is an MDEV
         handle (whose mdev is still to be made), the ARQ becomes Bound in
         the same transaction, with its event for Nova.
-    :returns: the ARQ's row, BindStarted or (``finish``) Bound.
+    :returns: a :class:`Claim`: the ARQ's row, and whether the claim also
+        bound it.
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     :raises AcceleratorRequestInvalidState: the ARQ is no longer binding.
     """
@@ -242,16 +254,16 @@ def claim_handle(context, uuid, deployable_id, finish=False):
         row.deployable_id = deployable_id
         context.session.flush()
     if not finish:
-        return row
+        return Claim(row, bound=False)
     if handle_type is None:
         # Resumed with the handle it had claimed.
         handle_type = attach_handle.attach_type(context, row.attach_handle_id)
-    if handle_type != states.ATTACH_MDEV:
-        _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED],
-              row=row)
-        context.session.expire_all()
-        return api.get(context, _NOUN, uuid)
-    return row
+    if handle_type == states.ATTACH_MDEV:
+        return Claim(row, bound=False)
+    _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED],
+          row=row)
+    context.session.expire_all()
+    return Claim(api.get(context, _NOUN, uuid), bound=True)
 
 
 @api.retry_on_deadlock

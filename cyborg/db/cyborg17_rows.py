@@ -19,6 +19,7 @@ what stops the conversion and what an operator should know.
 import collections
 import itertools
 import json
+import re
 
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
@@ -36,6 +37,12 @@ _FAKE_DEPLOYABLE = 'FakeDevice'
 #: Attach info that 17.0.0 keeps in MDEV handles and this release does
 #: not: a mark per handle, ``<type>_<number>``, that nothing reads.
 _MDEV_MARK = 'vgpu_mark'
+#: Device types whose deployables 17.0.0 named after the PCI function
+#: they offer (one per virtual function), as this release's drivers do.
+_PER_FUNCTION = ('QAT', 'NIC')
+#: The PCI address that ends a deployable name of 17.0.0.
+_TRAILING_ADDRESS = re.compile(
+    r'[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
 
 
 class _Notes:
@@ -75,7 +82,7 @@ def convert(read, found):
     rows = {
         'device_profiles': profiles,
         'devices': _devices(read['devices'], problems, warnings),
-        'deployables': _deployables(read, warnings),
+        'deployables': _deployables(read),
         'attributes': _attributes(read['attributes'], problems),
         'controlpath_ids': [
             dict(row, cpid_info=_checked_json(
@@ -185,19 +192,21 @@ def _json_or_none(text):
         return None
 
 
-def _deployables(read, warnings):
+def _deployables(read):
     """Deployables, renamed as this release's drivers name them.
 
     17.0.0 names a deployable ``<host>_<PCI address>`` (its fake driver
     ``<host>_FakeDevice``); this release names it after the address of its
-    device's control path, and a vGPU deployable ``<address>_<vGPU
-    type>``. The inventory of a host matches a deployable by its name, so
-    each is given the name its host reports for it: it keeps its uuid,
-    its handles and the accelerator requests that hold them, and its
-    ``rp_uuid``, by which the Placement sync adopts its provider where
-    that is not named ``<host>_<name>``.
+    device's control path, or, for a QAT or NIC card, of the function it
+    offers: one deployable per virtual function, as 17.0.0 made them. The
+    inventory of a host matches a deployable by its name, so each is given
+    the name its host reports for it: it keeps its uuid, its handles and
+    the accelerator requests that hold them, and its ``rp_uuid``, by which
+    the Placement sync adopts its provider where that is not named
+    ``<host>_<name>``.
     """
     hosts = {row['id']: row['hostname'] for row in read['devices']}
+    types = {row['id']: row['type'] for row in read['devices']}
     addresses = {}
     for row in read['controlpath_ids']:
         info = _json_or_none(row['cpid_info'])
@@ -205,12 +214,6 @@ def _deployables(read, warnings):
             addresses.setdefault(row['device_id'], pci_address.join(info))
         except (KeyError, TypeError):
             continue
-    mdev_types = collections.defaultdict(set)
-    for row in read['attach_handles']:
-        info = _json_or_none(row['attach_info']) or {}
-        mdev_types[row['deployable_id']].add(
-            info.get('asked_type') if row['attach_type'] ==
-            states.ATTACH_MDEV else None)
     roots = collections.Counter(row['device_id'] for row in
                                 read['deployables']
                                 if row['parent_id'] is None)
@@ -218,31 +221,23 @@ def _deployables(read, warnings):
     for row in read['deployables']:
         host = hosts.get(row['device_id']) or ''
         address = addresses.get(row['device_id'])
-        types = mdev_types.get(row['id'], set())
-        mdev_type = next(iter(types)) if len(types) == 1 else None
         name = row['name']
+        function = _TRAILING_ADDRESS.search(name)
         if (row['driver_name'] == _FAKE_DRIVER and
                 name.endswith('_' + _FAKE_DEPLOYABLE)):
             name = _FAKE_DEPLOYABLE
+        elif types.get(row['device_id']) in _PER_FUNCTION and function:
+            # Named after the socket's host name and the function.
+            name = function[0]
         elif (address and row['parent_id'] is None and
               roots[row['device_id']] == 1):
             # The one deployable of its device, whatever 17.0.0 named
             # it: after the socket's host name, a virtual function or
-            # the model (Huawei Ascend).
-            name = '%s_%s' % (address, mdev_type) if mdev_type else address
+            # the model (Huawei Ascend); a GPU's vGPUs too, of the one
+            # type that 17.0.0 offered on a GPU.
+            name = address
         elif name.startswith(host + '_'):
             name = name[len(host) + 1:]
-        if roots[row['device_id']] > 1 and row['parent_id'] is None:
-            warnings.add(_(
-                'Deployables of devices that 17.0.0 split into one '
-                'deployable per virtual function (Intel QAT and NIC with '
-                'SR-IOV on), which this release reports as one '
-                'deployable per device: on the first report of their '
-                'host they are replaced, or kept while an accelerator '
-                'request holds them, their providers counting the same '
-                'virtual functions as the new one; unbind those requests '
-                'first'),
-                row['uuid'])
         out.append(dict(row, name=name))
     return out
 

@@ -13,7 +13,9 @@
 
 A host's row is made by the first lease taken on it or by the first
 record of its compute node provider; the lease is what keeps two
-conductors from reconciling one host's inventory at once.
+conductors from reconciling one host's inventory at once. Beside it, the
+host's Placement syncs keep a record of each provider of its tree (see
+:mod:`cyborg.conductor.placement_sync`).
 """
 
 import datetime
@@ -142,15 +144,33 @@ def _set_compute_rp(context, hostname, rp_uuid, rp_name):
 
 
 @main_context_manager.reader
-def get_placement_digest(context, hostname):
-    """The host's Placement digest; None for an unknown host."""
-    return context.session.query(models.Host.placement_digest).filter_by(
-        hostname=hostname).scalar()
+def get_placement_providers(context, hostname):
+    """The records of the providers of the host's tree, by uuid.
+
+    Each is a dict of ``generation``, ``traits``, ``inventories`` and
+    ``placed_traits`` (see :class:`cyborg.db.models.PlacementProvider`).
+    """
+    model = models.PlacementProvider
+    return {row.uuid: {'generation': row.generation, 'traits': row.traits,
+                       'inventories': row.inventories,
+                       'placed_traits': row.placed_traits}
+            for row in context.session.query(model).filter_by(
+                hostname=hostname)}
 
 
 @api.retry_on_deadlock
 @main_context_manager.writer
-def set_placement_digest(context, hostname, digest):
-    """Record the host's Placement digest (None: unknown)."""
-    context.session.query(models.Host).filter_by(hostname=hostname).update(
-        {'placement_digest': digest}, synchronize_session=False)
+def set_placement_providers(context, hostname, records, gone):
+    """Write records of providers of the host's tree; delete others.
+
+    :param records: {provider uuid: record}, each as
+        :func:`get_placement_providers` returns them.
+    :param gone: uuids of providers whose records are deleted.
+    """
+    model = models.PlacementProvider
+    stale = set(records) | set(gone)
+    if stale:
+        context.session.query(model).filter(model.uuid.in_(stale)).delete(
+            synchronize_session=False)
+    context.session.add_all(model(uuid=rp_uuid, hostname=hostname, **record)
+                            for rp_uuid, record in records.items())

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from cyborg.common import pci_address
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
+from cyborg.db import host_names
 from cyborg.db import models
 from cyborg import exception
 
@@ -61,7 +62,7 @@ class InventoryDiff:
 
 @api.retry_on_deadlock
 @main_context_manager.writer
-def apply(context, hostname, devices):
+def apply(context, hostname, devices, compute_node=None):
     """Make the host's rows equal to its agent's report, in one transaction.
 
     The report is applied as a keyed diff: a device is known by its
@@ -86,13 +87,18 @@ def apply(context, hostname, devices):
         ``bitstream_id``, ``attributes`` (a list of (key, value)) and
         ``attach_handles`` (dicts of ``attach_type``, ``attach_info``,
         ``in_use``).
+    :param compute_node: given when the report may add a device: see
+        :func:`cyborg.db.host_names.check`.
     :returns: an :class:`InventoryDiff`.
     :raises InvalidHostReport: the report contradicts itself; nothing
         was written.
+    :raises HostNameConflict: see ``compute_node``; nothing was written.
     :raises InventoryChanged: a concurrent bind took a handle being
         removed; nothing was written.
     """
     wanted = _wanted(hostname, devices)
+    if compute_node is not None:
+        host_names.check(context.session, hostname, set(wanted), compute_node)
     applier = _Applier(context.session, hostname)
     try:
         return applier.apply(wanted)
@@ -107,13 +113,6 @@ _DEVICE_FIELDS = ('type', 'vendor', 'model', 'std_board_info',
 _DEPLOYABLE_FIELDS = ('num_accelerators', 'driver_name', 'bitstream_id')
 
 
-def _pci_address(info):
-    try:
-        return pci_address.join(info)
-    except (KeyError, TypeError):
-        return None
-
-
 def _handle_key(attach_type, attach_info):
     return attach_type, json.dumps(attach_info, sort_keys=True)
 
@@ -124,7 +123,7 @@ def _function_key(attach_type, attach_info):
     Handles of one function may differ in other attach info (a physical
     network that the configuration added).
     """
-    return (attach_type, _pci_address(attach_info),
+    return (attach_type, pci_address.address_of(attach_info),
             attach_info.get('asked_type'))
 
 
@@ -140,7 +139,7 @@ def _wanted(hostname, devices):
     wanted = {}
     names = set()
     for device in devices:
-        address = _pci_address(device['cpid_info'])
+        address = pci_address.address_of(device['cpid_info'])
         if address is None:
             raise invalid('control path %(info)s is not a PCI address',
                           info=device['cpid_info'])
@@ -265,7 +264,7 @@ class _Applier:
         self.stale = []
         for row in rows:
             cpid = self.cpid_of.get(row.id)
-            address = cpid and _pci_address(cpid.cpid_info)
+            address = cpid and pci_address.address_of(cpid.cpid_info)
             if address is None or address in self.unreported:
                 self.stale.append(row)
             else:

@@ -14,7 +14,8 @@
 Hardware: devices own a tree of deployables (parent_id and
 root_id point inside the same table), which carry attributes and
 attach_handles; controlpath_ids say how the host reaches a device.
-Hosts: one row per reporting host, with its inventory lease.
+Hosts: one row per reporting host, with its inventory lease, and
+placement_providers, the providers of its tree as Cyborg last saw them.
 Requests: device_profiles and the accelerator_requests made from them;
 nova_events, what Nova is still to be told of their binding.
 The alembic migrations under cyborg/db/migrations must build exactly
@@ -86,10 +87,29 @@ class Host(BASE):
     compute_rp_name = sa.Column(sa.String(255), nullable=True)
     lease_owner = sa.Column(sa.String(255), nullable=True)
     lease_expires_at = sa.Column(sa.DateTime, nullable=True)
-    #: What the last Placement sync that left nothing to do saw (see
-    #: :func:`cyborg.conductor.placement_sync.sync_host`), whichever
-    #: conductor ran it.
-    placement_digest = sa.Column(sa.String(64), nullable=True)
+
+
+class PlacementProvider(BASE):
+    """A resource provider of a host's compute node tree, as Cyborg saw it.
+
+    One row per provider that the host's Placement syncs met, Cyborg's or
+    not (see :mod:`cyborg.conductor.placement_sync`): its generation,
+    traits and inventories after the last sync that read or wrote it
+    (generation NULL: read it again), and ``placed_traits``, the traits
+    Cyborg itself put on it, the only ones it ever takes off.
+    """
+
+    __tablename__ = 'placement_providers'
+    __table_args__ = _table_args(
+        sa.Index('placement_providers_hostname_idx', 'hostname'),
+    )
+
+    uuid = sa.Column(sa.String(36), primary_key=True)
+    hostname = sa.Column(sa.String(255), nullable=False)
+    generation = sa.Column(sa.Integer, nullable=True)
+    traits = sa.Column(db_types.JsonEncodedList(), nullable=False)
+    inventories = sa.Column(db_types.JsonEncodedDict(), nullable=False)
+    placed_traits = sa.Column(db_types.JsonEncodedList(), nullable=False)
 
 
 class Deployable(BASE):
@@ -268,7 +288,8 @@ class Generation(BASE):
     The API keeps what it answered for a list of such a noun, per
     process, until the count changes (see
     :func:`cyborg.db.api.generation`); every write of one of these nouns
-    counts itself in its own transaction. One row per noun, made with the
+    is counted in its own transaction, by session events of
+    :mod:`cyborg.db.api`. One row per noun, made with the
     table.
     """
 

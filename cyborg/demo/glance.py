@@ -9,246 +9,244 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""A small local server speaking the Glance v2 image API.
+"""The real OpenStack Glance (SQLite, file store) for demos and tests.
 
-It serves what python-glanceclient and openstacksdk read to find and
-download images: the version document ``GET /``,
-``GET /v2/schemas/image``, ``GET /v2/images`` (tag and property filters,
-``limit``/``marker`` paging), ``GET /v2/images/{id}`` and
-``GET /v2/images/{id}/file``. Images are added in code
-(:meth:`ImageService.add_image`); with a directory they are also kept
-there and served again after a restart, which is how the quickstart
-offers its demo bitstream. For Nova's server snapshots (shelve) it also
-creates an image record without data (``POST /v2/images``, ``queued``)
-and deletes images (``DELETE /v2/images/{id}``).
+Glance is the ``glance`` package itself, installed in a virtualenv of its
+own (``tools/setup-client-venvs.sh`` makes ``.venvs/glance``) because its
+requirements differ from Cyborg's. :class:`Glance` runs its API as a
+child process from that virtualenv, its WSGI application served by cheroot
+on loopback (its ``glance-api`` console script no longer serves), with
+everything under one state directory: ``glance-api.conf``, the SQLite
+database (built by ``glance-manage db_sync``), the file store
+(``images/``) and ``glance-api.log``. Image import tasks are turned off:
+images are uploaded, as the demos and tests do.
 
-Run it on its own with ``python -m cyborg.demo.glance --port 9292 --dir
-/path/images``; :func:`store_image` adds an image to such a directory.
+Without Keystone it runs Glance's unauthenticated pipeline, where every
+request acts as an administrator; given the ``[keystone_authtoken]``
+options of a Keystone
+(:meth:`cyborg.demo.keystone.Keystone.authtoken_options`) it runs the
+``keystone`` pipeline and checks every token with it.
+:func:`upload` adds an image with its properties through
+python-glanceclient.
+
+Run it on its own with ``python -m cyborg.demo.glance --state-dir DIR
+--port 9292 --venv .venvs/glance``; ``--authtoken-file`` names a JSON
+object of ``[keystone_authtoken]`` options, for the keystone pipeline.
 """
 
 import argparse
-import hashlib
+import io
 import json
 import os
-import urllib.parse
-import uuid
+import signal
+# Glance runs from its own virtualenv, in processes of its own.
+import subprocess  # nosec B404
+import sys
 
-from cyborg.demo import server
+from glanceclient.v2 import client as glance_client
 
-_SCHEMA = {
-    'name': 'image',
-    'properties': {
-        'id': {'type': 'string'},
-        'name': {'type': ['null', 'string']},
-        'status': {'type': 'string'},
-        'tags': {'type': 'array', 'items': {'type': 'string'}},
-        'size': {'type': ['null', 'integer']},
-        'checksum': {'type': ['null', 'string']},
-        'os_hash_algo': {'type': ['null', 'string']},
-        'os_hash_value': {'type': ['null', 'string']},
-        'visibility': {'type': 'string'},
-        'container_format': {'type': ['null', 'string']},
-        'disk_format': {'type': ['null', 'string']},
-        'min_disk': {'type': 'integer'},
-        'min_ram': {'type': 'integer'},
-        'protected': {'type': 'boolean'},
-    },
-    # Like Glance: any other property is a string.
-    'additionalProperties': {'type': 'string'},
-}
-#: Query parameters of GET /v2/images that are not property filters.
-_NOT_FILTERS = ('limit', 'marker', 'sort', 'sort_key', 'sort_dir', 'tag')
-_CHUNK = 64 * 1024
+from cyborg.demo import served
+
+#: Serves Glance's WSGI application with cheroot; run by the python of
+#: Glance's virtualenv as ``-c SERVE host port threads``. Glance finds
+#: its configuration through ``OS_GLANCE_CONFIG_DIR``; it reads request
+#: bodies through a stream it may close without closing the connection.
+SERVE = """
+import sys
+host, port, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+del sys.argv[1:]
+from cheroot import wsgi
+from glance.wsgi import api
 
 
-def make_image(data, name='bitstream', tags=('FPGA',), status='active',
-               **properties):
-    """An image record as the API shows it.
+class Body:
+    # Glance closes a request's body once it has stored it, as uWSGI
+    # allows; cheroot's is the connection's stream, which the next request
+    # on that connection still reads.
+    def __init__(self, stream):
+        self.stream = stream
 
-    ``properties`` may override any field, ``id`` included.
-    """
-    image = {
-        'id': str(uuid.uuid4()), 'name': name, 'status': status,
-        'tags': list(tags), 'size': len(data),
-        'visibility': 'public', 'container_format': 'bare',
-        'disk_format': 'raw',
-        'checksum': hashlib.md5(data, usedforsecurity=False).hexdigest(),
-        'os_hash_algo': 'sha512',
-        'os_hash_value': hashlib.sha512(data).hexdigest(),
-        'created_at': '2026-01-01T00:00:00Z',
-        'updated_at': '2026-01-01T00:00:00Z',
-    }
-    image.update(properties)
-    return image
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+    def close(self):
+        pass
 
 
-def store_image(directory, data, **properties):
-    """Keep an image in ``directory`` for a server started on it.
-
-    :returns: the image as the API shows it.
-    """
-    image = make_image(data, **properties)
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, image['id'])
-    with open(base + '.data', 'wb') as f:
-        f.write(data)
-    with open(base + '.json', 'w') as f:
-        json.dump(image, f)
-    return image
+def application(environ, start_response):
+    environ['wsgi.input'] = Body(environ['wsgi.input'])
+    return api.application(environ, start_response)
 
 
-def _load(directory):
-    """The images kept in ``directory`` and their data."""
-    images, data = {}, {}
-    for entry in sorted(os.listdir(directory)):
-        if not entry.endswith('.json'):
-            continue
-        with open(os.path.join(directory, entry)) as f:
-            image = json.load(f)
-        with open(os.path.join(directory, image['id'] + '.data'), 'rb') as f:
-            data[image['id']] = f.read()
-        images[image['id']] = image
-    return images, data
+wsgi.Server((host, port), application, numthreads=threads,
+            server_name='glance').safe_start()
+"""
+
+#: Enough threads for a test run's clients: uploads and downloads of
+#: small images, and metadata reads.
+THREADS = 4
+
+CONF_TEMPLATE = """[DEFAULT]
+log_file = {state}/glance-api.log
+enabled_backends = local:file
+# Images are uploaded; no import task runs here.
+enabled_import_methods = []
+{limits}
+[database]
+connection = sqlite:///{state}/glance.sqlite
+
+[glance_store]
+default_backend = local
+
+[local]
+filesystem_store_datadir = {state}/images
+
+[os_glance_staging_store]
+filesystem_store_datadir = {state}/staging
+
+[os_glance_tasks_store]
+filesystem_store_datadir = {state}/tasks
+
+[paste_deploy]
+config_file = {paste}
+flavor = {flavor}
+
+[oslo_concurrency]
+lock_path = {state}/locks
+"""
 
 
-def _reply(start_response, status, content_type, data):
-    start_response(status, [('Content-Type', content_type),
-                            ('Content-Length', str(len(data)))])
-    return [data[start:start + _CHUNK]
-            for start in range(0, len(data), _CHUNK)] or [b'']
+class GlanceError(Exception):
+    """Glance could not be set up or did not start."""
 
 
-def _json(start_response, body):
-    return _reply(start_response, '200 OK', 'application/json',
-                  json.dumps(body).encode())
+class Glance(served.Served):
+    """Glance from ``venv`` on ``host``:``port`` with state in ``state``.
 
-
-def _not_found(start_response, explanation):
-    # Glance answers errors with webob's plain text pages.
-    return _reply(start_response, '404 Not Found',
-                  'text/plain; charset=UTF-8',
-                  ('404 Not Found\n\n%s\n\n   ' % explanation).encode())
-
-
-class ImageService(server.LoopbackServer):
-    """The image API on ``host``:``port`` (0 picks a free port).
-
-    ``images`` and ``data`` hold what it serves, by image id;
-    ``requests`` the paths it was asked for, oldest first, and ``tokens``
-    the user and service tokens (``X-Auth-Token``, ``X-Service-Token``)
-    each request carried. No token is checked.
+    ``authtoken`` holds the ``[keystone_authtoken]`` options Glance checks
+    tokens with; None runs it unauthenticated. ``page_limit``, when given,
+    is the most images Glance lists in one page (its ``api_limit_max``).
+    :meth:`start` sets it up and serves it; :meth:`stop` stops it.
     """
 
-    def __init__(self, host='127.0.0.1', port=0, directory=None):
-        self.directory = directory
-        self.images, self.data = _load(directory) if directory else ({}, {})
-        self.requests = []
-        self.tokens = []
-        super().__init__(self, host, port, threads=4, name='local-glance')
+    label = 'Glance'
+    error = GlanceError
 
-    def __call__(self, environ, start_response):
-        path = environ['PATH_INFO']
-        self.requests.append(path)
-        self.tokens.append((environ.get('HTTP_X_AUTH_TOKEN'),
-                            environ.get('HTTP_X_SERVICE_TOKEN')))
-        parts = path.strip('/').split('/')
-        method = environ['REQUEST_METHOD']
-        if method == 'POST' and parts == ['v2', 'images']:
-            return self._create(environ, start_response)
-        if method == 'DELETE' and len(parts) == 3 and parts[:2] == [
-                'v2', 'images']:
-            return self._delete(parts[2], start_response)
-        if method != 'GET':
-            parts = None
-        if parts == ['']:
-            return _json(start_response, {'versions': [{
-                'id': 'v2.16', 'status': 'CURRENT',
-                'links': [{'rel': 'self', 'href': self.url + '/v2/'}]}]})
-        if parts == ['v2', 'schemas', 'image']:
-            return _json(start_response, _SCHEMA)
-        if parts == ['v2', 'images']:
-            return _json(start_response, self.list_page(
-                urllib.parse.parse_qs(environ.get('QUERY_STRING', ''))))
-        if parts and len(parts) in (3, 4) and parts[:2] == ['v2', 'images']:
-            image = self.images.get(parts[2])
-            if image is None:
-                return _not_found(start_response,
-                                  'No image found with ID %s' % parts[2])
-            if len(parts) == 3:
-                return _json(start_response, image)
-            if parts[3] == 'file':
-                return _reply(start_response, '200 OK',
-                              'application/octet-stream',
-                              self.data[image['id']])
-        return _not_found(start_response,
-                          'The resource could not be found.')
+    def __init__(self, state, port, venv, host='127.0.0.1', authtoken=None,
+                 page_limit=None, threads=THREADS):
+        super().__init__(state, port, venv, host, threads)
+        self.authtoken = authtoken
+        self.page_limit = page_limit
 
-    def _create(self, environ, start_response):
-        length = int(environ.get('CONTENT_LENGTH') or 0)
-        properties = json.loads(environ['wsgi.input'].read(length) or '{}')
-        properties.setdefault('tags', [])
-        image = self.add_image(b'', status='queued', **properties)
-        return _reply(start_response, '201 Created', 'application/json',
-                      json.dumps(image).encode())
+    @property
+    def conf_file(self):
+        return os.path.join(self.state, 'glance-api.conf')
 
-    def _delete(self, image_id, start_response):
-        if self.images.pop(image_id, None) is None:
-            return _not_found(start_response,
-                              'No image found with ID %s' % image_id)
-        del self.data[image_id]
-        if self.directory:
-            for suffix in ('.json', '.data'):
-                os.unlink(os.path.join(self.directory, image_id + suffix))
-        return _reply(start_response, '204 No Content', 'text/plain', b'')
+    def _config(self):
+        text = CONF_TEMPLATE.format(
+            state=self.state,
+            paste=os.path.join(self.venv, 'etc', 'glance',
+                               'glance-api-paste.ini'),
+            flavor='keystone' if self.authtoken else '',
+            limits='api_limit_max = %d\nlimit_param_default = %d\n' % (
+                self.page_limit, self.page_limit) if self.page_limit else '')
+        if self.authtoken:
+            return text + '\n[keystone_authtoken]\n' + ''.join(
+                '%s = %s\n' % item for item in sorted(self.authtoken.items()))
+        # The unauthenticated pipeline's requests carry no role; Glance's
+        # deprecated rules let them act as the administrator they are.
+        return text + '\n[oslo_policy]\nenforce_new_defaults = false\n'
 
-    def add_image(self, data=b'bitstream', **properties):
-        """Serve an image, kept in the directory if there is one.
+    def setup(self):
+        """Write glance-api.conf and sync the schema.
 
-        ``properties`` are those of :func:`make_image`.
-
-        :returns: the image as the API shows it.
+        Both may be done again on the same state directory.
         """
-        if self.directory:
-            image = store_image(self.directory, data, **properties)
-        else:
-            image = make_image(data, **properties)
-        self.images[image['id']] = image
-        self.data[image['id']] = data
-        return image
+        if not os.path.exists(self._bin('glance-manage')):
+            raise GlanceError(
+                'Glance is not installed in %s: run '
+                'tools/setup-client-venvs.sh' % self.venv)
+        for sub in ('images', 'staging', 'tasks', 'locks'):
+            os.makedirs(os.path.join(self.state, sub), exist_ok=True)
+        with open(os.open(self.conf_file,
+                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                  'w') as f:
+            f.write(self._config())
+        result = subprocess.run(  # nosec B603
+            [self._bin('glance-manage'), '--config-file', self.conf_file,
+             'db_sync'], capture_output=True, text=True, timeout=300)
+        if result.returncode:
+            raise GlanceError('glance-manage db_sync failed:\n%s' %
+                              result.stderr[-4000:])
 
-    def list_page(self, query):
-        tags = set(query.get('tag', []))
-        filters = {k: v[0] for k, v in query.items() if k not in _NOT_FILTERS}
-        matches = [i for i in self.images.values()
-                   if tags <= set(i['tags']) and
-                   all(str(i.get(k)) == v for k, v in filters.items())]
-        matches.sort(key=lambda i: i['id'])
-        if 'marker' in query:
-            matches = [i for i in matches if i['id'] > query['marker'][0]]
-        limit = int(query.get('limit', ['25'])[0])
-        body = {'images': matches[:limit], 'schema': '/v2/schemas/images',
-                'first': '/v2/images'}
-        if len(matches) > limit:
-            rest = dict(query, marker=[matches[limit - 1]['id']])
-            body['next'] = '/v2/images?' + urllib.parse.urlencode(rest,
-                                                                  doseq=True)
-        return body
+    def start(self, timeout=120):
+        """Set up, serve, and wait until Glance answers."""
+        self.setup()
+        self._serve(SERVE, dict(os.environ, OS_GLANCE_CONFIG_DIR=self.state))
+        # The version document answers without a token.
+        self._wait(self.url, lambda status: status < 500, timeout)
+        return self
+
+    def client(self, session=None):
+        """A python-glanceclient for this Glance.
+
+        With ``session`` (a keystoneauth session) it sends that session's
+        tokens; without, none, as the unauthenticated pipeline allows.
+        """
+        if session is None:
+            return glance_client.Client(self.url)
+        return glance_client.Client(session=session,
+                                    endpoint_override=self.url)
+
+
+def upload(client, data, name, tags=(), **properties):
+    """Create a ``raw``/``bare`` image with ``properties``, upload ``data``.
+
+    ``client`` is a python-glanceclient v2 client; property values are
+    strings, as Glance keeps them. Only an administrator may ask for
+    ``visibility='public'``; in the unauthenticated pipeline every request
+    sees every image.
+
+    :returns: the active image as Glance shows it.
+    """
+    image = client.images.create(
+        name=name, disk_format='raw', container_format='bare',
+        tags=list(tags), **properties)
+    client.images.upload(image['id'], io.BytesIO(data))
+    return client.images.get(image['id'])
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description='Serve the images kept in a directory with the Glance '
-                    'v2 image API, without authentication.')
+        description='Serve the real Glance on SQLite with its file store.')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=9292)
-    parser.add_argument('--dir', required=True,
-                        help='directory of the images (see store_image)')
+    parser.add_argument('--state-dir', required=True)
+    parser.add_argument('--venv', default='.venvs/glance',
+                        help='the virtualenv Glance is installed in')
+    parser.add_argument('--authtoken-file', metavar='JSON',
+                        help='a JSON object of [keystone_authtoken] '
+                             'options: check tokens with that Keystone')
     args = parser.parse_args(argv)
-    os.makedirs(args.dir, exist_ok=True)
-    service = ImageService(args.host, args.port, args.dir)
-    print('Image service serving %d image(s) on %s' % (
-        len(service.images), service.url), flush=True)
-    service.serve_forever()
+    authtoken = None
+    if args.authtoken_file:
+        with open(args.authtoken_file) as f:
+            authtoken = json.load(f)
+    glance = Glance(args.state_dir, args.port, args.venv, args.host,
+                    authtoken)
+    # Glance runs in a session of its own: stopped with this process,
+    # whether interrupted or terminated.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    try:
+        glance.start()
+        print('Glance serving on %s' % glance.url, flush=True)
+        glance.proc.wait()
+    except GlanceError as e:
+        parser.exit(2, 'error: %s\n' % e)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        glance.stop()
 
 
 if __name__ == '__main__':

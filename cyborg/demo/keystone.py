@@ -43,15 +43,15 @@ import socket
 # Keystone runs from its own virtualenv, in processes of its own.
 import subprocess  # nosec B404
 import sys
-import time
 
 from keystoneauth1 import adapter as ks_adapter
-from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1.identity import v3
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 from keystonemiddleware import auth_token
 from oslo_config import cfg
+
+from cyborg.demo import served
 
 REGION = 'RegionOne'
 DOMAIN = 'Default'
@@ -146,25 +146,19 @@ class KeystoneError(Exception):
     """Keystone could not be set up or did not start."""
 
 
-class Keystone:
+class Keystone(served.Served):
     """Keystone from ``venv`` on ``host``:``port`` with state in ``state``.
 
     :meth:`start` sets it up and serves it; :meth:`stop` stops it.
     """
 
+    label = 'Keystone'
+    error = KeystoneError
+
     def __init__(self, state, port, venv, host='127.0.0.1',
                  threads=THREADS):
-        self.state = os.path.abspath(state)
-        self.host = host
-        self.port = port
-        self.venv = os.path.abspath(venv)
-        self.threads = threads
-        self.proc = None
+        super().__init__(state, port, venv, host, threads)
         self._sessions = {}
-
-    @property
-    def url(self):
-        return 'http://%s:%d' % (self.host, self.port)
 
     @property
     def auth_url(self):
@@ -177,9 +171,6 @@ class Keystone:
     @property
     def log_file(self):
         return os.path.join(self.state, 'keystone.log')
-
-    def _bin(self, name):
-        return os.path.join(self.venv, 'bin', name)
 
     def _password(self):
         """The password of every persona, made once per state directory."""
@@ -228,53 +219,11 @@ class Keystone:
     def start(self, timeout=120):
         """Set up, serve, wait until Keystone answers, add the personas."""
         self.setup()
-        env = dict(os.environ, OS_KEYSTONE_CONFIG_FILES=self.conf_file)
-        with open(os.path.join(self.state, 'server.log'), 'a') as log:
-            self.proc = subprocess.Popen(  # nosec B603
-                [self._bin('python'), '-c', SERVE, self.host,
-                 str(self.port), str(self.threads)],
-                stdout=log, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True)
-        self._wait(timeout)
+        self._serve(SERVE, dict(os.environ,
+                                OS_KEYSTONE_CONFIG_FILES=self.conf_file))
+        self._wait(self.auth_url, lambda status: status == 200, timeout)
         self.provision()
         return self
-
-    def _wait(self, timeout):
-        session = ks_session.Session()
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise KeystoneError('Keystone exited with status %s; see '
-                                    '%s' % (self.proc.returncode,
-                                            self.state))
-            try:
-                if session.get(self.auth_url, authenticated=False,
-                               raise_exc=False).status_code == 200:
-                    return
-            except ks_exceptions.ConnectFailure:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise KeystoneError('Keystone did not answer on %s within '
-                                    '%d seconds' % (self.url, timeout))
-            time.sleep(0.2)
-
-    def stop(self):
-        """Stop the server process (and anything it started)."""
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-        self.proc = None
 
     # --- the personas and the catalog ------------------------------------
 
@@ -367,6 +316,10 @@ class Keystone:
             elif endpoints[interface]['url'] != url:
                 admin.patch('/endpoints/%s' % endpoints[interface]['id'],
                             json={'endpoint': {'url': url}})
+        # A token holds the catalog it was issued with: the sessions made
+        # so far get new ones.
+        for session in self._sessions.values():
+            session.invalidate()
 
     def clouds(self):
         """``clouds.yaml`` content: a cloud per persona.

@@ -22,8 +22,9 @@ stand-in answering empty lists (Nova asks it even for ``networks: none``).
 
 Everything lives under one state directory: ``nova.conf``,
 ``api-paste.ini``, the databases, ``logs/`` and the driver's records.
-Each service runs in a session of its own; :meth:`NovaServices.stop`
-stops them all.
+The databases outlive a restart, and with them the servers and the
+compute node. Each service runs in a session of its own;
+:meth:`NovaServices.stop` stops them all.
 """
 
 import json
@@ -195,13 +196,9 @@ class NovaServices:
             ''])
 
     def prepare(self):
-        """Write the configuration and the runner; empty the databases."""
+        """Write the configuration and the runner."""
         for sub in ('logs', 'instances', 'locks'):
             os.makedirs(self.path(sub), exist_ok=True)
-        for name in ('nova_api.sqlite', 'nova_cell0.sqlite',
-                     'nova_cell1.sqlite', 'driver-records.jsonl'):
-            if os.path.exists(self.path(name)):
-                os.unlink(self.path(name))
         # Run from the state directory: the paste filter imports it as
         # ``nova_runner`` from there.
         shutil.copy(_RUNNER, self.path('nova_runner.py'))
@@ -228,15 +225,27 @@ class NovaServices:
             args)
 
     def _manage(self, *args):
+        """Run ``nova-manage``; what it printed, also added to its log."""
+        # Nova's own command from its virtualenv.
+        done = subprocess.run(  # nosec B603
+            [self._bin('nova-manage'), '--config-file', self.conf] +
+            list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, cwd=self.state, env=self.env())
         with open(self.path('logs', 'nova-manage.log'), 'a') as log:
-            # Nova's own command from its virtualenv.
-            done = subprocess.run(  # nosec B603
-                [self._bin('nova-manage'), '--config-file', self.conf] +
-                list(args), stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.state, env=self.env())
+            log.write(done.stdout)
         if done.returncode:
             raise NovaError('nova-manage %s failed; see %s' % (
                 ' '.join(args), self.path('logs', 'nova-manage.log')))
+        return done.stdout
+
+    def _cell_uuid(self, name):
+        """The uuid of cell ``name``, or None before it is created."""
+        # A table: | Name | UUID | Transport URL | Database Connection | ...
+        for line in self._manage('cell_v2', 'list_cells').splitlines():
+            columns = [column.strip() for column in line.split('|')]
+            if len(columns) > 2 and columns[1] == name:
+                return columns[2]
+        return None
 
     def _spawn(self, name, argv):
         with open(self.path('logs', name + '.log'), 'w') as log:
@@ -268,16 +277,22 @@ class NovaServices:
             time.sleep(0.5)
 
     def setup(self):
-        """Write the files and build the API, cell0 and cell1 databases.
+        """Write the files; build or upgrade the API, cell0 and cell1 DBs.
 
-        It needs no other service, so a caller may do it while the ones
-        Nova needs start.
+        Databases of an earlier start are kept, with their servers; cell1
+        takes this start's RabbitMQ URL. It needs no other service, so a
+        caller may do it while the ones Nova needs start.
         """
         self.prepare()
         self._manage('api_db', 'sync')
         self._manage('cell_v2', 'map_cell0', '--database_connection',
                      _sqlite(self.path('nova_cell0.sqlite')))
-        self._manage('cell_v2', 'create_cell', '--name', 'cell1')
+        cell1 = self._cell_uuid('cell1')
+        if cell1 is None:
+            self._manage('cell_v2', 'create_cell', '--name', 'cell1')
+        else:
+            self._manage('cell_v2', 'update_cell', '--cell_uuid', cell1,
+                         '--transport-url', self.rabbit_url)
         self._manage('db', 'sync')
         return self
 
@@ -305,15 +320,55 @@ class NovaServices:
         return self
 
     def wait_for_compute(self, timeout=180):
-        """Wait for the compute node, then map it to its cell.
+        """Wait for the compute node and its service's report, then map it.
 
-        ``nova-manage cell_v2 discover_hosts`` maps it, so the scheduler
-        can place servers on it.
+        ``nova-manage cell_v2 discover_hosts`` maps it to its cell, so the
+        scheduler can place servers on it. After a restart the node is
+        known at once, but the scheduler takes the service for down until
+        nova-compute reports again: a report newer than those the API
+        first shows is waited for.
         """
         api = self.adapter()
-        self._wait('the compute node %s in Nova' % self.nodename,
-                   lambda: api.get('/os-hypervisors').json().get(
-                       'hypervisors'), timeout)
+        first = []
+
+        def reporting():
+            reports = {s['id']: s['updated_at'] for s in api.get(
+                '/os-services', params={'binary': 'nova-compute'}).json()[
+                    'services']}
+            if not first:
+                first.append(reports)
+            return api.get('/os-hypervisors').json().get('hypervisors') and (
+                any(first[0].get(service) != updated
+                    for service, updated in reports.items()))
+
+        self._wait('the compute node %s in Nova, reporting' % self.nodename,
+                   reporting, timeout)
+        self._manage('cell_v2', 'discover_hosts')
+
+    def start_compute(self, host, nodename, timeout=180):
+        """Start one more ``nova-compute``, on ``host``, named ``nodename``.
+
+        It returns once the node is mapped to its cell.
+        """
+        name = 'nova-compute-' + host
+        path = self.path(name + '.conf')
+        with open(path, 'w') as f:
+            f.write('[DEFAULT]\nhost = %s\n' % host)
+        with open(self.path('logs', name + '.log'), 'w') as log:
+            # Nova's command, run by the runner from its virtualenv.
+            self.processes[name] = subprocess.Popen(  # nosec B603
+                self._runner('compute', '--config-file', self.conf,
+                             '--config-file', path),
+                stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, cwd=self.state,
+                env=dict(self.env(), CYBORG_NOVA_NODENAME=nodename),
+                start_new_session=True)
+        api = self.adapter()
+        self._wait('the compute node %s in Nova' % nodename,
+                   lambda: nodename in [
+                       h['hypervisor_hostname'] for h in api.get(
+                           '/os-hypervisors').json().get('hypervisors', [])],
+                   timeout)
         self._manage('cell_v2', 'discover_hosts')
 
     def stop(self):

@@ -24,7 +24,8 @@ which is not installed there), started by :mod:`cyborg.demo.nova`:
     ``nova-compute`` with :class:`RecordingDriver`, Nova's fake virt
     driver that also writes what it was asked to do, accelerators
     included, to the JSON lines file ``$CYBORG_NOVA_RECORDS``. Its node is
-    named ``$CYBORG_NOVA_NODENAME`` (the FQDN, say), not ``[DEFAULT] host``.
+    named ``$CYBORG_NOVA_NODENAME`` (the FQDN, say), not ``[DEFAULT] host``,
+    and keeps its uuid when ``nova-compute`` restarts.
 ``neutron PORT``
     A stand-in for Neutron answering every list with an empty one: Nova
     asks for the ports of a server even with ``networks: none``.
@@ -44,16 +45,23 @@ import os
 import socketserver
 import sys
 import threading
+import uuid
 from wsgiref import simple_server
 
 _ROLES = 'admin,member,reader,service'
 #: Who every request to the compute API is.
 USER_ID = 'nova-test-user'
-PROJECT_ID = 'nova-test-project'
+#: Shaped as Keystone's ids are: openstack-cyborg 17.0.0 refuses the
+#: accelerator requests of a project whose id is not a uuid.
+PROJECT_ID = '6e0c0e3d6c1e4a3f9f2b8e1d7a5c4b3a'
 
 
 def auth_filter_factory(global_conf, **local_conf):
-    """A paste filter: every request is an admin's, with its token kept."""
+    """A paste filter: every request is an admin's, with its token kept.
+
+    It also carries a service's token, as Nova's calls to other services
+    do.
+    """
     def make_filter(app):
         def authenticated(environ, start_response):
             environ.setdefault('HTTP_X_USER_ID', USER_ID)
@@ -61,6 +69,9 @@ def auth_filter_factory(global_conf, **local_conf):
             environ['HTTP_X_ROLES'] = _ROLES
             environ['HTTP_X_IDENTITY_STATUS'] = 'Confirmed'
             environ.setdefault('HTTP_X_AUTH_TOKEN', 'admin')
+            # As keystonemiddleware marks a request with a valid service
+            # token: openstack-cyborg 17.0.0 binds ARQs only for services.
+            environ.setdefault('HTTP_X_SERVICE_ROLES', 'service')
             return app(environ, start_response)
         return authenticated
     return make_filter
@@ -152,7 +163,9 @@ def neutron(port):
 
 
 def _recording_driver():
+    import nova.conf
     from nova.virt import fake
+    from nova.virt import node
 
     lock = threading.Lock()
 
@@ -168,6 +181,30 @@ def _recording_driver():
             super().init_host(host)
             self._set_nodes([os.environ.get('CYBORG_NOVA_NODENAME') or
                              host])
+            # A restarted nova-compute refuses to start without its
+            # host's node identity file; the node uuids are ours.
+            if node.read_local_node_uuid() is None:
+                node.write_local_node_uuid(self._node_uuid(self._nodes[0]))
+
+        @staticmethod
+        def _node_uuid(nodename):
+            """The uuid of node ``nodename``, the same after a restart.
+
+            The fake driver makes new ones in each process: a restarted
+            nova-compute would not find its compute node again.
+            """
+            return str(uuid.uuid5(uuid.NAMESPACE_URL, 'file://%s#%s' % (
+                nova.conf.CONF.state_path, nodename)))
+
+        def get_available_resource(self, nodename):
+            resources = super().get_available_resource(nodename)
+            if resources:
+                resources['uuid'] = self._node_uuid(nodename)
+            return resources
+
+        def get_nodenames_by_uuid(self, refresh=False):
+            return {self._node_uuid(nodename): nodename
+                    for nodename in self.get_available_nodes()}
 
         def spawn(self, context, instance, image_meta, injected_files,
                   admin_password, allocations, network_info=None,

@@ -14,31 +14,35 @@
 ``tools/quickstart.sh`` installs Cyborg, then runs this module. Everything
 lives under one state directory: ``cyborg.conf``, the SQLite databases,
 the simulated host's sysfs tree (two Intel FPGAs with VFs, an NVIDIA GPU
-with vGPU types, a QAT card, plus the fake driver's device), the demo
-bitstream's image, the process ids (``run/``) and logs (``logs/``).
+with vGPU types, a QAT card, plus the fake driver's device), Glance's
+state (``glance/``: its database and file store), the process ids
+(``run/``) and logs (``logs/``).
 
-``start`` starts the real Placement, the local image service and Cyborg
+``start`` starts the real Placement, the real Glance
+(:mod:`cyborg.demo.glance`, which gets the demo bitstream's image, with
+its seed-002 metadata as image properties, on first use) and Cyborg
 (one all-in-one process on ``fake://``, or ``cyborg-api``,
 ``cyborg-conductor`` and ``cyborg-agent`` on RabbitMQ), registers the
 compute node as nova-compute would, waits until the devices are in
-Placement and runs ``demo``: boot an FPGA instance (programmed with the
-demo bitstream), a vGPU instance and an instance with the fake driver's
-device with :mod:`cyborg.demo.nova_sim`, print their ``<hostdev>``
-elements, delete them. ``status`` and ``stop``
-look after the services. Starting again stops what runs first.
+Placement and runs ``demo`` (:mod:`cyborg.demo.quickstart_demo`): boot
+an FPGA instance (programmed with the demo bitstream), a vGPU instance and
+an instance with the fake driver's device with :mod:`cyborg.demo.nova_sim`,
+print their ``<hostdev>`` elements, delete them. ``status`` and ``stop``
+look after the services. Starting again stops what runs first, and keeps
+what the user made.
 
 With a Keystone virtualenv, the real Keystone runs first
-(:mod:`cyborg.demo.keystone`), Cyborg and Placement check its tokens, and
-``clouds.yaml`` holds a cloud per user. With a Nova virtualenv, the real
-Nova's services (:mod:`cyborg.demo.nova`) run instead of the simulator:
-nova-compute registers the compute node, and the demo boots servers with
-``openstack server create`` and prints what the fake virt driver got.
+(:mod:`cyborg.demo.keystone`), Cyborg, Placement and Glance check its
+tokens, and ``clouds.yaml`` holds a cloud per user. With a Nova
+virtualenv, the real Nova's services (:mod:`cyborg.demo.nova`) run
+instead of the simulator: nova-compute registers the compute node, and
+the demo boots servers with ``openstack server create`` and prints what
+the fake virt driver got.
 """
 
 import argparse
 import json
 import os
-import shutil
 import signal
 # The quickstart starts its services.
 import subprocess  # nosec B404
@@ -56,14 +60,12 @@ from cyborg.demo import privsep
 from cyborg.demo import quickstart_demo
 from cyborg.demo import sysfs
 
-# Shared with the demo (quickstart_demo), which the Quickstart is made of.
-_say = quickstart_demo.echo
-QuickstartError = quickstart_demo.QuickstartError
-
 PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
          'keystone': 5000, 'neutron': 9696}
 #: Keystone's virtualenv (tools/setup-client-venvs.sh makes it).
 KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
+#: Glance's virtualenv (tools/setup-client-venvs.sh makes it).
+GLANCE_VENV = os.path.join('.venvs', 'glance')
 #: The openstack CLI (tools/setup-client-venvs.sh installs it).
 OSC = os.path.join('.venvs', 'osc-10.5.0', 'bin', 'openstack')
 
@@ -77,11 +79,6 @@ HOST_DEVICES = [
 ]
 DRIVERS = 'intel_fpga_driver,nvidia_gpu_driver,intel_qat_driver,fake_driver'
 VGPU_TYPE = 'nvidia-222'
-#: The PR interface id the simulated Intel cards show (sysfs default).
-INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
-FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
-#: The demo bitstream's image name.
-BITSTREAM_NAME = 'demo-aes'
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
 #: AFU id where the card's port shows it, as the real tool makes the
 #: kernel do. The demo bitstream is JSON naming that id.
@@ -124,19 +121,21 @@ def _started(pid):
     return None if fields[0] in ('Z', 'X') else int(fields[19])
 
 
-class Quickstart(quickstart_demo.Demo):
+class Quickstart:
     """The quickstart's services and files under ``state``."""
 
     def __init__(self, state, ports=None, nodename=quickstart_demo.HOST,
-                 keystone_venv=None, nova_venv=None, osc=OSC):
+                 keystone_venv=None, nova_venv=None, osc=OSC,
+                 glance_venv=GLANCE_VENV):
         """The services under ``state`` on ``ports``.
 
         :param keystone_venv: Keystone's virtualenv: run the real Keystone
-            and make Cyborg and Placement check its tokens; None for
-            noauth.
+            and make Cyborg, Placement and Glance check its tokens; None
+            for noauth.
         :param nova_venv: Nova's virtualenv: run the real Nova (its API on
             the ``nova`` port) instead of the boot simulator.
         :param osc: the openstack CLI the real Nova's demo boots with.
+        :param glance_venv: Glance's virtualenv.
         """
         self.state = os.path.abspath(state)
         #: The compute node's name, and its resource provider's.
@@ -147,7 +146,10 @@ class Quickstart(quickstart_demo.Demo):
         self.keystone = keystone.Keystone(
             self.path('keystone'), self.ports['keystone'],
             keystone_venv) if keystone_venv else None
-        self._session = None
+        # Started by start() as a service of its own; this one names its
+        # state and makes clients.
+        self.glance = glance.Glance(self.path('glance'), self.ports['glance'],
+                                    glance_venv)
         # Its RabbitMQ URL is Cyborg's, set by start().
         self.nova = nova.NovaServices(
             self.path('nova'), nova_venv,
@@ -156,6 +158,8 @@ class Quickstart(quickstart_demo.Demo):
             self.url('glance'), None, quickstart_demo.HOST,
             nodename=nodename) if nova_venv else None
         self.osc = os.path.abspath(osc)
+        #: What boots on the services and says where they are.
+        self.demo = quickstart_demo.Demo(self)
 
     def path(self, *parts):
         return os.path.join(self.state, *parts)
@@ -174,12 +178,11 @@ class Quickstart(quickstart_demo.Demo):
             json.dump({'ports': self.ports, 'rabbit': rabbit,
                        'keystone': self.keystone and self.keystone.venv,
                        'nova': self.nova and self.nova.venv,
+                       'glance': self.glance.venv,
                        'osc': self.osc}, f)
-        # Built afresh: the services are stopped, the host is "rebooted".
-        shutil.rmtree(self.path('sysfs'), ignore_errors=True)
-        tree = sysfs.build(self.path('sysfs'), HOST_DEVICES)
+        afu_files = sysfs.keep_or_build(self.path('sysfs'), HOST_DEVICES)
         with open(self.path('bin', 'afu_files.json'), 'w') as f:
-            json.dump(tree.afu_files, f)
+            json.dump(afu_files, f)
         fpgaconf = self.path('bin', 'fpgaconf')
         with open(fpgaconf, 'w') as f:
             f.write(_FPGACONF.format(
@@ -187,10 +190,6 @@ class Quickstart(quickstart_demo.Demo):
                 afu_files=self.path('bin', 'afu_files.json')))
         # A program: the stand-in runs as fpgaconf.
         os.chmod(fpgaconf, 0o755)  # nosec B103
-        image = self.bitstream()
-        if self.nova:
-            # The image service loads its images when it starts.
-            self._image(quickstart_demo.DISK_NAME, b'a demo disk', tags=())
         with open(self.conf, 'w') as f:
             f.write(self._config(rabbit, db))
         if self.keystone:
@@ -198,32 +197,10 @@ class Quickstart(quickstart_demo.Demo):
                 f.write('\n'.join(
                     ['[api]', 'auth_strategy = keystone', '',
                      '[keystone_authtoken]'] + self._credentials() + ['']))
-        return image
-
-    def _image(self, name, data, **properties):
-        """The image called ``name``, stored on first use."""
-        images = self.path('images')
-        if os.path.isdir(images):
-            # Other images may be there too, such as a server's.
-            for entry in os.listdir(images):
-                if entry.endswith('.json'):
-                    with open(os.path.join(images, entry)) as f:
-                        image = json.load(f)
-                    if image['name'] == name:
-                        return image
-        return glance.store_image(images, data, name=name, **properties)
-
-    def bitstream(self):
-        """The demo bitstream's image, stored on first use."""
-        return self._image(
-            BITSTREAM_NAME, json.dumps({'afu_id': FUNCTION_ID}).encode(),
-            **{
-                'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
-                'vendor': 'Intel', 'board': 'PAC_ARRIA10',
-                'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
-                'function_uuid': FUNCTION_ID, 'function_name': 'aes',
-                'version': '1.0', 'driver': 'OPAE', 'driver_ver': '2.0',
-                'driver_path': '/opt/opae'})
+            with open(os.open(self.path('glance-authtoken.json'),
+                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                              0o600), 'w') as f:
+                json.dump(self.keystone.authtoken_options(), f)
 
     def _credentials(self):
         """Config lines: password auth as Cyborg's service user."""
@@ -313,8 +290,11 @@ class Quickstart(quickstart_demo.Demo):
                                ['--config-file', self.path('placement.conf')]
                                if self.keystone else [])),
             ('glance', [python, '-m', 'cyborg.demo.glance', '--port',
-                        str(self.ports['glance']), '--dir',
-                        self.path('images')]),
+                        str(self.ports['glance']), '--state-dir',
+                        self.glance.state, '--venv', self.glance.venv] + (
+                            ['--authtoken-file',
+                             self.path('glance-authtoken.json')]
+                            if self.keystone else [])),
         ]
         if rabbit:
             commands += [(name, console(name))
@@ -370,7 +350,7 @@ class Quickstart(quickstart_demo.Demo):
     def stop(self):
         for name, pid in self.services():
             if pid is not None:
-                _say('== stopping %s (pid %d)' % (name, pid))
+                quickstart_demo.echo('== stopping %s (pid %d)' % (name, pid))
                 os.kill(pid, signal.SIGTERM)
                 deadline = time.monotonic() + 30
                 while (self._pid(name) is not None and
@@ -387,7 +367,7 @@ class Quickstart(quickstart_demo.Demo):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._pid(name) is None:
-                raise QuickstartError('%s exited; see %s' % (
+                raise quickstart_demo.QuickstartError('%s exited; see %s' % (
                     name, self.path('logs', name + '.log')))
             try:
                 answered = adapter.get('').status_code < 500
@@ -396,8 +376,9 @@ class Quickstart(quickstart_demo.Demo):
             if answered:
                 return
             time.sleep(0.5)
-        raise QuickstartError('%s does not answer on %s; see %s' % (
-            name, url, self.path('logs', name + '.log')))
+        raise quickstart_demo.QuickstartError(
+            '%s does not answer on %s; see %s' % (
+                name, url, self.path('logs', name + '.log')))
 
     def _wait_keystone(self, timeout=300):
         """Wait until Keystone is bootstrapped: clouds.yaml is written."""
@@ -405,11 +386,13 @@ class Quickstart(quickstart_demo.Demo):
         deadline = time.monotonic() + timeout
         while not os.path.exists(self.path('clouds.yaml')):
             if self._pid('keystone') is None:
-                raise QuickstartError('keystone exited; see %s and %s' % (
-                    log, self.keystone.state))
+                raise quickstart_demo.QuickstartError(
+                    'keystone exited; see %s and %s' % (
+                        log, self.keystone.state))
             if time.monotonic() > deadline:
-                raise QuickstartError('Keystone was not ready within %d s; '
-                                      'see %s' % (timeout, log))
+                raise quickstart_demo.QuickstartError(
+                    'Keystone was not ready within %d s; see %s' % (
+                        timeout, log))
             time.sleep(0.5)
 
     def start(self, rabbit=None, db=None, register_host=True):
@@ -424,52 +407,67 @@ class Quickstart(quickstart_demo.Demo):
         self.prepare(rabbit, db)
         if self.nova:
             register_host = False
-            _say('== setting up Nova %s in %s' % (nova.NOVA_VERSION,
-                                                  self.nova.state))
+            quickstart_demo.echo('== setting up Nova %s in %s' % (
+                nova.NOVA_VERSION, self.nova.state))
             os.makedirs(self.nova.state, exist_ok=True)
             self.nova.rabbit_url = rabbit
-            self.nova.setup()
-            # Nova starts on empty databases: its compute node gets a new
-            # id, which a Placement that knew the node would refuse.
-            if os.path.exists(self.path('placement.sqlite')):
+            # Nova keeps its databases, servers and compute node from one
+            # start to the next. On its first start here its compute node
+            # is new: Placement would refuse it the name of the one the
+            # simulated nova-compute of an earlier run registered.
+            if (not os.path.exists(self.nova.path('nova_api.sqlite')) and
+                    os.path.exists(self.path('placement.sqlite'))):
                 os.unlink(self.path('placement.sqlite'))
-        _say('== building the database schema')
+            self.nova.setup()
+        quickstart_demo.echo('== building the database schema')
         subprocess.run([sys.executable, '-c', 'import sys; from '  # nosec B603
                         'cyborg.cmd.dbsync import main; sys.exit(main())',
                         '--config-file', self.conf, 'upgrade'], check=True,
                        cwd=self.state)
         commands = dict(self._commands(rabbit))
+        # Keystone writes it once it is ready; without Keystone, one left
+        # by an earlier run would name a Keystone that does not run.
+        if os.path.exists(self.path('clouds.yaml')):
+            os.unlink(self.path('clouds.yaml'))
         if self.keystone:
-            _say('== starting the real Keystone on %s' % self.url('keystone'))
-            if os.path.exists(self.path('clouds.yaml')):
-                os.unlink(self.path('clouds.yaml'))
+            quickstart_demo.echo('== starting the real Keystone on %s' %
+                                 self.url('keystone'))
             self._spawn('keystone', commands.pop('keystone'))
             self._wait_keystone()
         for name in ('placement', 'glance'):
-            _say('== starting %s on %s' % (name, self.url(name)))
+            quickstart_demo.echo('== starting %s on %s' % (
+                name, self.url(name)))
             self._spawn(name, commands.pop(name))
             self._wait_http(name, self.url(name))
+        quickstart_demo.echo('== demo bitstream: image %s' %
+                             self.demo.bitstream()['id'])
+        if self.nova:
+            self.demo.image(quickstart_demo.DISK_NAME, b'a demo disk')
         if register_host:
-            _say('== nova-compute (simulated) registers %s in Placement: '
-                 '%s' % (quickstart_demo.HOST, self.nova_sim().register_host(
-                     quickstart_demo.HOST)))
+            rp_uuid = self.demo.nova_sim().register_host(
+                quickstart_demo.HOST)
+            quickstart_demo.echo(
+                '== nova-compute (simulated) registers %s in Placement: %s'
+                % (quickstart_demo.HOST, rp_uuid))
         for name, argv in commands.items():
-            _say('== starting cyborg %s' % name.replace('_', '-'))
+            quickstart_demo.echo('== starting cyborg %s' %
+                                 name.replace('_', '-'))
             self._spawn(name, argv)
         api = 'all_in_one' if 'all_in_one' in commands else 'api'
         self._wait_http(api, self.url('api'))
-        _say('== Cyborg API on %s/v2' % self.url('api'))
+        quickstart_demo.echo('== Cyborg API on %s/v2' % self.url('api'))
         if self.nova:
             for name, argv in self.nova.commands():
-                _say('== starting %s' % name)
+                quickstart_demo.echo('== starting %s' % name)
                 self._spawn(name, argv, cwd=self.nova.state,
                             env=self.nova.env())
-            _say('== waiting for nova-compute\'s node %s' % self.nodename)
+            quickstart_demo.echo('== waiting for nova-compute\'s node %s' %
+                                 self.nodename)
             try:
                 self.nova.wait_for_compute()
             except nova.NovaError as e:
-                raise QuickstartError(str(e)) from e
-            _say('== Nova API on %s' % self.nova.url)
+                raise quickstart_demo.QuickstartError(str(e)) from e
+            quickstart_demo.echo('== Nova API on %s' % self.nova.url)
 
 
 def _add_common_options(parser, defaults):
@@ -512,11 +510,14 @@ def _parser():
                        help='database URL (default: SQLite in the state '
                             'directory)')
     start.add_argument('--keystone', action='store_true',
-                       help='run the real Keystone; Cyborg and Placement '
-                            'check its tokens; write clouds.yaml')
+                       help='run the real Keystone; Cyborg, Placement and '
+                            'Glance check its tokens; write clouds.yaml')
     start.add_argument('--keystone-venv', default=KEYSTONE_VENV,
                        help="Keystone's virtualenv (default: %s)" %
                             KEYSTONE_VENV)
+    start.add_argument('--glance-venv', default=GLANCE_VENV,
+                       help="Glance's virtualenv (default: %s)" %
+                            GLANCE_VENV)
     start.add_argument('--nova', action='store_true',
                        help='run the real Nova (needs --rabbit); its demo '
                             'boots servers with openstack server create')
@@ -538,6 +539,7 @@ def main(argv=None):
         args, 'keystone', False) else None
     nova_venv = args.nova_venv if getattr(args, 'nova', False) else None
     osc = getattr(args, 'osc', OSC)
+    glance_venv = getattr(args, 'glance_venv', GLANCE_VENV)
     if nova_venv and not args.rabbit:
         print('quickstart: --nova needs --rabbit URL: Nova\'s services talk '
               'over RabbitMQ', file=sys.stderr)
@@ -555,16 +557,18 @@ def main(argv=None):
         keystone_venv = saved.get('keystone')
         nova_venv = saved.get('nova')
         osc = saved.get('osc', OSC)
+        glance_venv = saved.get('glance', GLANCE_VENV)
     quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv,
-                            nova_venv=nova_venv, osc=osc)
+                            nova_venv=nova_venv, osc=osc,
+                            glance_venv=glance_venv)
     try:
         if args.command == 'start':
             quickstart.start(args.rabbit, args.db)
             if not args.no_demo:
-                quickstart.run_demo()
-            quickstart.summary()
+                quickstart.demo.run_demo()
+            quickstart.demo.summary()
         elif args.command == 'demo':
-            quickstart.run_demo()
+            quickstart.demo.run_demo()
         elif args.command == 'stop':
             quickstart.stop()
         else:
@@ -576,8 +580,8 @@ def main(argv=None):
             if not services:
                 print('no services started from %s' % quickstart.state)
             return 0 if services and all(p for _, p in services) else 3
-    except (QuickstartError, nova_sim.BootFailed, keystone.KeystoneError,
-            subprocess.CalledProcessError) as e:
+    except (quickstart_demo.QuickstartError, nova_sim.BootFailed,
+            keystone.KeystoneError, subprocess.CalledProcessError) as e:
         print('quickstart: %s' % e, file=sys.stderr)
         return 1
     return 0

@@ -11,8 +11,8 @@
 # under the License.
 """The quickstart's demo: instances booted, their devices shown, deleted.
 
-:class:`Demo` is the part of :class:`cyborg.demo.quickstart.Quickstart`
-that boots: with the Nova simulator (:mod:`cyborg.demo.nova_sim`) or the
+:class:`Demo` boots, for :class:`cyborg.demo.quickstart.Quickstart`: with
+the Nova simulator (:mod:`cyborg.demo.nova_sim`) or the
 real Nova (:mod:`cyborg.demo.nova`), as the services it started allow,
 and says where everything is once they run.
 """
@@ -28,6 +28,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import service_token
 from keystoneauth1 import session as ks_session
 
+from cyborg.demo import glance
 from cyborg.demo import keystone
 from cyborg.demo import nova
 from cyborg.demo import nova_events
@@ -42,6 +43,11 @@ ADMIN_CLOUD = 'cyborg-admin'
 NOVA_CLOUD = keystone.CLOUD_NAMES['service']
 #: The image the real Nova's demo servers boot from.
 DISK_NAME = 'demo-disk'
+#: The PR interface id the simulated Intel cards show (sysfs default).
+INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
+FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+#: The demo bitstream's image name.
+BITSTREAM_NAME = 'demo-aes'
 
 #: What must be in Placement before the demo boots: resource class and
 #: how many providers offer it.
@@ -70,12 +76,44 @@ def echo(line):
 
 
 class Demo:
-    """The demo, for :class:`cyborg.demo.quickstart.Quickstart`.
+    """The demo of the services a quickstart started.
 
-    It uses the quickstart's ``state``, ``ports``, ``custom_ports``,
-    ``keystone``, ``nova``, ``osc``, :meth:`path`, :meth:`url` and
-    :meth:`bitstream`.
+    :param quickstart: a :class:`cyborg.demo.quickstart.Quickstart`: its
+        ``state``, ``ports``, ``custom_ports``, ``keystone``, ``nova``,
+        ``glance``, ``osc``, :meth:`path` and :meth:`url`.
     """
+
+    def __init__(self, quickstart):
+        self.quickstart = quickstart
+        self._session = None
+
+    def image(self, name, data, **properties):
+        """The image called ``name`` in Glance, uploaded on first use.
+
+        With Keystone, the administrator uploads it, public.
+        """
+        keystone = self.quickstart.keystone
+        client = self.quickstart.glance.client(
+            keystone and keystone.session('admin'))
+        # Other images may be there too, such as a server's snapshot.
+        for image in client.images.list(filters={'name': name}):
+            if image['status'] == 'active':
+                return image
+        if keystone:
+            properties['visibility'] = 'public'
+        return glance.upload(client, data, name, **properties)
+
+    def bitstream(self):
+        """The demo bitstream's image, uploaded on first use."""
+        return self.image(
+            BITSTREAM_NAME, json.dumps({'afu_id': FUNCTION_ID}).encode(),
+            **{
+                'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
+                'vendor': 'Intel', 'board': 'PAC_ARRIA10',
+                'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,
+                'function_uuid': FUNCTION_ID, 'function_name': 'aes',
+                'version': '1.0', 'driver': 'OPAE', 'driver_ver': '2.0',
+                'driver_path': '/opt/opae'})
 
     def cloud(self, name):
         """A keystoneauth password plugin: cloud ``name`` of clouds.yaml."""
@@ -87,7 +125,7 @@ class Demo:
         It acts as the administrator and sends the token of the user Nova
         calls Cyborg as beside it, as Nova does.
         """
-        if self.keystone and self._session is None:
+        if self.quickstart.keystone and self._session is None:
             self._session = ks_session.Session(
                 auth=service_token.ServiceTokenAuthWrapper(
                     user_auth=self.cloud(ADMIN_CLOUD),
@@ -96,15 +134,15 @@ class Demo:
 
     def placement_adapter(self):
         """An adapter for Placement, as the demo's administrator."""
-        return placement.adapter(self.url('placement'),
+        return placement.adapter(self.quickstart.url('placement'),
                                  nova_sim.PLACEMENT_VERSION, self.session())
 
     def nova_sim(self, events=None):
         return nova_sim.NovaSim(
-            nova_sim.cyborg_adapter(self.url('api') + '/v2',
+            nova_sim.cyborg_adapter(self.quickstart.url('api') + '/v2',
                                     self.session()),
-            self.placement_adapter(), events, self.path('instances.json'),
-            timeout=120)
+            self.placement_adapter(), events,
+            self.quickstart.path('instances.json'), timeout=120)
 
     def wait_for_devices(self, timeout=300, interval=2):
         """Wait until the agent's devices are in Placement, saying so."""
@@ -129,7 +167,8 @@ class Demo:
                 raise QuickstartError(
                     'the devices did not reach Placement within %d s '
                     '(found: %s); see the logs in %s' % (
-                        timeout, summary or 'none', self.path('logs')))
+                        timeout, summary or 'none',
+                        self.quickstart.path('logs')))
             echo('.. waiting for the agent\'s devices in Placement '
                  '(so far: %s)' % (summary or 'none'))
             time.sleep(interval)
@@ -139,7 +178,7 @@ class Demo:
         self.wait_for_devices()
         image = self.bitstream()
         events = nova_events.EventReceiver(
-            port=self.ports['nova']).start()
+            port=self.quickstart.ports['nova']).start()
         try:
             sim = self.nova_sim(events)
             for name, profile, groups in DEMO:
@@ -170,13 +209,14 @@ class Demo:
     def osc_env(self):
         """The environment the openstack CLI reaches the real Nova in.
 
-        Nova's test auth filter takes any token; the image service is the
-        quickstart's own.
+        Nova's test auth filter takes any token, and Glance, without
+        Keystone, asks for none.
         """
-        return {'OS_AUTH_TYPE': 'admin_token', 'OS_ENDPOINT': self.nova.url,
+        return {'OS_AUTH_TYPE': 'admin_token',
+                'OS_ENDPOINT': self.quickstart.nova.url,
                 'OS_TOKEN': nova.TOKEN,
                 'OS_COMPUTE_API_VERSION': nova.MICROVERSION,
-                'OS_IMAGE_ENDPOINT_OVERRIDE': self.url('glance')}
+                'OS_IMAGE_ENDPOINT_OVERRIDE': self.quickstart.url('glance')}
 
     def openstack(self, *args, output=True):
         """Run the openstack CLI on the real Nova; its JSON output.
@@ -184,7 +224,8 @@ class Demo:
         :param output: the command shows something (``-f json``).
         """
         echo('$ openstack %s' % ' '.join(args))
-        argv = [self.osc] + list(args) + (['-f', 'json'] if output else [])
+        argv = [self.quickstart.osc] + \
+            list(args) + (['-f', 'json'] if output else [])
         # The CLI from its virtualenv, with our arguments.
         done = subprocess.run(  # nosec B603
             argv, capture_output=True, text=True, timeout=300,
@@ -212,9 +253,9 @@ class Demo:
         """Boot servers with the real Nova, show the driver's records."""
         self.wait_for_devices()
         image = self.bitstream()
-        cyborg = nova_sim.cyborg_adapter(self.url('api') + '/v2',
+        cyborg = nova_sim.cyborg_adapter(self.quickstart.url('api') + '/v2',
                                          self.session())
-        compute = self.nova.adapter()
+        compute = self.quickstart.nova.adapter()
         servers = {s['name'] for s in compute.get('/servers').json()[
             'servers']}
         for name, _, _ in NOVA_DEMO:
@@ -233,7 +274,7 @@ class Demo:
             booted.append(name)
             echo('== %s is %s on %s; the fake driver got:' % (
                 name, server['status'], server['OS-EXT-SRV-ATTR:host']))
-            for record in self.nova.records():
+            for record in self.quickstart.nova.records():
                 if (record['instance'] == server['id'] and
                         record['call'] == 'spawn'):
                     for arq in record['accel_info']:
@@ -249,52 +290,53 @@ class Demo:
 
     def summary(self):
         """Say where everything is and what to try next."""
+        qs = self.quickstart
         bin_dir = os.path.dirname(sys.executable)
-        api = self.url('api') + '/v2'
+        api = qs.url('api') + '/v2'
         # The simulator's defaults are the quickstart's default ports.
         sim_options = ''.join(' %s %s' % (option, value) for option, value in (
-            ('--cyborg', api), ('--placement', self.url('placement')),
-            ('--events-port', self.ports['nova']))
-            if self.custom_ports)
+            ('--cyborg', api), ('--placement', qs.url('placement')),
+            ('--events-port', qs.ports['nova']))
+            if qs.custom_ports)
         lines = ['', 'Cyborg runs with its state in %s (logs in %s).' % (
-            self.state, self.path('logs'))]
-        if self.keystone:
+            qs.state, qs.path('logs'))]
+        if qs.keystone:
             lines += [
-                '  Keystone:  %s (state in %s)' % (self.keystone.auth_url,
-                                                   self.keystone.state),
+                '  Keystone:  %s (state in %s)' % (qs.keystone.auth_url,
+                                                   qs.keystone.state),
                 '  API:       %s (Keystone tokens)' % api,
-                '  Placement: %s (Keystone tokens)' % self.url('placement'),
-                '  Clouds:    %s: %s' % (self.path('clouds.yaml'), ', '.join(
+                '  Placement: %s (Keystone tokens)' % qs.url('placement'),
+                '  Clouds:    %s: %s' % (qs.path('clouds.yaml'), ', '.join(
                     sorted(self.clouds()))),
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
                 '--os-cloud %s accelerator device profile list' % (
-                    self.path('clouds.yaml'), ADMIN_CLOUD)]
+                    qs.path('clouds.yaml'), ADMIN_CLOUD)]
         else:
             lines += [
                 '  API:       %s (noauth)' % api,
-                '  Placement: %s (token %s)' % (self.url('placement'),
+                '  Placement: %s (token %s)' % (qs.url('placement'),
                                                 placement.TOKEN)]
-        if not self.keystone and not self.nova:
+        if not qs.keystone and not qs.nova:
             lines += [
                 '  Boot more: CYBORG_STATE=%s %s/python -m '
                 'cyborg.demo.nova_sim%s boot '
                 '--flavor-extra-spec accel:device_profile=demo-vgpu '
-                '--name vm1' % (self.state, bin_dir, sim_options)]
-        if not self.keystone:
+                '--name vm1' % (qs.state, bin_dir, sim_options)]
+        if not qs.keystone:
             lines += [
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 '.venvs/osc-10.5.0/bin/openstack --os-auth-type none '
                 '--os-endpoint %s accelerator device profile list' % api]
-        if self.nova:
+        if qs.nova:
             lines += [
                 '  Nova:      %s (any token is an admin\'s; flavors %s, '
-                'image %s)' % (self.nova.url, ', '.join(
+                'image %s)' % (qs.nova.url, ', '.join(
                     profile for _, profile, _ in DEMO), DISK_NAME),
                 '  Boot:      %s %s server create --flavor demo-vgpu '
                 '--image %s --no-network --wait vm1' % (
                     ' '.join('%s=%s' % e for e in self.osc_env().items()),
-                    self.osc, DISK_NAME)]
+                    qs.osc, DISK_NAME)]
         lines += ['  Status:    tools/quickstart.sh status',
                   '  Stop:      tools/quickstart.sh stop']
         for line in lines:
@@ -302,18 +344,39 @@ class Demo:
 
     def clouds(self):
         """The clouds of clouds.yaml."""
-        with open(self.path('clouds.yaml')) as f:
+        with open(self.quickstart.path('clouds.yaml')) as f:
             # Written as JSON (cyborg.demo.keystone).
             return json.load(f)['clouds']
 
     def run_demo(self):
         """The demo of the Nova that runs: the real one or the simulator."""
-        return self.nova_demo() if self.nova else self.demo()
+        return self.nova_demo() if self.quickstart.nova else self.demo()
 
     @staticmethod
     def _profile(cyborg, name, groups):
-        """Create the device profile afresh (the image id may differ)."""
-        cyborg.delete('/device_profiles/%s' % name)
+        """Device profile ``name`` with ``groups``, kept if it has them.
+
+        A rerun finds the profiles of the run before, and servers the
+        user booted with them may hold accelerator requests of them. One
+        of that name with other groups (an earlier bitstream image, say)
+        is replaced, which Cyborg refuses while requests use it.
+        """
+        found = cyborg.get('/device_profiles', params={'name': name})
+        if found.status_code != 200:
+            raise QuickstartError('Cyborg answered %s to GET '
+                                  '/device_profiles: %s' % (
+                                      found.status_code, found.text))
+        for profile in found.json()['device_profiles']:
+            if profile['groups'] == groups:
+                echo('== device profile %s (kept): %s' % (
+                    name, json.dumps(groups)))
+                return
+            deleted = cyborg.delete('/device_profiles/%s' % profile['uuid'])
+            if deleted.status_code != 204:
+                raise QuickstartError(
+                    'device profile %s asks for %s, not for what the demo '
+                    'needs, and Cyborg refused to replace it: %s' % (
+                        name, json.dumps(profile['groups']), deleted.text))
         response = cyborg.post('/device_profiles', json=[
             {'name': name, 'groups': groups}])
         if response.status_code != 201:

@@ -19,6 +19,7 @@ with ``vendor``, ``device``, ``class`` and ``uevent`` files, the
 functions, and the vendor files each driver reads.
 """
 
+import json
 import os
 import shutil
 
@@ -287,3 +288,29 @@ def build(root, description):
     for kind, address, options in description:
         getattr(tree, kind)(address, **options)
     return tree
+
+
+def keep_or_build(root, description):
+    """The simulated host ``description`` at ``root``, kept if it is there.
+
+    A simulated host outlives the services that read it, as a real one
+    does: the bitstreams loaded and the mdevs made for the instances that
+    still run stay. It is built afresh (see :func:`build`) where ``root``
+    holds none, or another host.
+
+    :returns: the host's :attr:`SysfsTree.afu_files`.
+    """
+    record = os.path.join(root, 'host.json')
+    try:
+        with open(record) as f:
+            kept = json.load(f)
+        if kept['description'] == json.loads(json.dumps(description)):
+            return kept['afu_files']
+    except (OSError, ValueError, KeyError):
+        pass
+    shutil.rmtree(root, ignore_errors=True)
+    tree = build(root, description)
+    with open(record, 'w') as f:
+        json.dump({'description': description,
+                   'afu_files': tree.afu_files}, f)
+    return tree.afu_files

@@ -74,9 +74,9 @@ def image_function_id(image):
 class Driver(abc.ABC):
     """Discovers, and optionally programs, one kind of accelerator.
 
-    ``name`` is the driver's entry-point name; it is recorded on every
-    deployable the driver reports (unless ``reported_name`` says
-    otherwise), so keep it stable.
+    ``name`` is the driver's entry-point name. The ``driver_name`` recorded
+    on each deployable it reports is :meth:`reported_name`'s, so keep both
+    stable.
     """
 
     name = None
@@ -86,9 +86,15 @@ class Driver(abc.ABC):
     #: when Nova's PCI whitelist names one of them too.
     pci_ids = frozenset()
 
-    @property
-    def reported_name(self):
-        """The ``driver_name`` of the deployables the driver reports."""
+    def reported_name(self, vendor_id):
+        """The ``driver_name`` of the deployables of a device it reports.
+
+        The driver's name unless the driver says otherwise: those of the
+        replaced service recorded a vendor name (see
+        :mod:`cyborg.drivers.cyborg17`), which ours keep.
+
+        :param vendor_id: the device's PCI vendor id, lower-case hex.
+        """
         return self.name
 
     @abc.abstractmethod

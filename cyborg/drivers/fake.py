@@ -66,7 +66,9 @@ class FakeDriver(base.Driver):
     """One FPGA deployable with 16 test accelerators, always."""
 
     name = 'fake_driver'
-    reported_name = DRIVER_NAME
+
+    def reported_name(self, vendor_id):
+        return DRIVER_NAME
 
     def __init__(self):
         self._image_id = None

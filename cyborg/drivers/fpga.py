@@ -14,13 +14,15 @@
 A vendor driver subclasses :class:`FpgaDriver`: it finds its cards and
 their regions in sysfs and says which command loads a bitstream file. This
 module turns cards into reports, remembers which Glance image each region
-holds, applies the image's function topology (seed 002) to the deployable
+holds (in ``$state_path/fpga``, so that an agent restarted still reports
+it), applies the image's function topology (seed 002) to the deployable
 tree, and runs the vendor tool with a time limit.
 """
 
 import abc
 import dataclasses
 import json
+import os
 import threading
 
 from oslo_log import log
@@ -29,6 +31,7 @@ from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import pci
 from cyborg.drivers import report
 from cyborg import exception
@@ -98,7 +101,14 @@ class Loaded:
 
     image_id: str
     function_id: str | None
-    topology: Topology | None
+    #: The image's ``topology`` property, as it was given.
+    topology_text: str | None = None
+
+    @property
+    def topology(self):
+        if not self.topology_text:
+            return None
+        return Topology.parse(self.topology_text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,13 +117,17 @@ class Card:
 
     #: The function that manages the card (the control path).
     controlpath: pci.PciDevice
-    #: The function whose address names the region's deployable.
+    #: The function that instances get (or whose VFs they get); PCI offsets
+    #: of a bitstream's topology count from its address.
     port: pci.PciDevice
     model: str
     region: base.FpgaRegion
     #: Ids of the accelerator functions loaded now, as sysfs shows them.
     function_ids: tuple
     vendor_board_info: dict | None = None
+    #: Traits of the card besides those of its vendor, board, region type
+    #: and functions.
+    traits: tuple = ()
 
 
 class FpgaDriver(base.Driver):
@@ -130,9 +144,54 @@ class FpgaDriver(base.Driver):
     #: Vendor name as bitstream images give it, e.g. ``Intel``.
     vendor = None
 
+    def reported_vendor(self, vendor_id):
+        """A device's ``vendor`` as the replaced service recorded it."""
+        return vendor_id
+
+    def cyborg17_traits(self, region, function_ids):
+        """The replaced service's traits of a region that ours are not.
+
+        :param function_ids: the normalized ids of the loaded functions.
+        """
+        return []
+
     def __init__(self):
-        self._loaded = {}
         self._lock = threading.Lock()
+        self._loaded = self._read_loaded()
+
+    @property
+    def _loaded_file(self):
+        """Where the agent keeps what it loaded, across its restarts."""
+        return os.path.join(CONF.state_path, 'fpga', self.name + '.json')
+
+    def _read_loaded(self):
+        try:
+            with open(self._loaded_file) as f:
+                return {name: Loaded(**value)
+                        for name, value in json.load(f).items()}
+        except FileNotFoundError:
+            return {}
+        except (OSError, TypeError, ValueError) as e:
+            LOG.warning('Ignoring %(file)s, which cannot be read: %(error)s;'
+                        ' the regions are reported without their images '
+                        'until programmed again',
+                        {'file': self._loaded_file, 'error': e})
+            return {}
+
+    def _write_loaded(self):
+        """Keep ``_loaded`` in its file; called with the lock held."""
+        path = self._loaded_file
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + '.new', 'w') as f:
+                json.dump({name: dataclasses.asdict(loaded)
+                           for name, loaded in self._loaded.items()}, f)
+            os.replace(path + '.new', path)
+        except OSError as e:
+            LOG.warning('Cannot keep what was loaded in %(file)s: %(error)s;'
+                        ' once restarted, the agent reports the regions '
+                        'without their images until programmed again',
+                        {'file': path, 'error': e})
 
     @abc.abstractmethod
     def cards(self, pci_devices):
@@ -151,10 +210,9 @@ class FpgaDriver(base.Driver):
                 for card in self.cards(pci_devices)}
 
     def program(self, region, bitstream_path, image):
-        topology = None
         if image.get('topology'):
             try:
-                topology = Topology.parse(image['topology'])
+                Topology.parse(image['topology'])
             except ValueError as e:
                 raise exception.BitstreamRejected(
                     image=image['id'], deployable=region.deployable_name,
@@ -163,11 +221,14 @@ class FpgaDriver(base.Driver):
         with self._lock:
             # Whatever the tool does, the region no longer holds the old
             # image: reports say so until it is done.
-            self._loaded.pop(region.deployable_name, None)
+            if self._loaded.pop(region.deployable_name, None):
+                self._write_loaded()
         run_tool(command, region.deployable_name)
         with self._lock:
             self._loaded[region.deployable_name] = Loaded(
-                image['id'], base.image_function_id(image), topology)
+                image['id'], base.image_function_id(image),
+                image.get('topology'))
+            self._write_loaded()
 
     def _loaded_image(self, card):
         """What this agent loaded into the card, if the card still has it."""
@@ -180,6 +241,7 @@ class FpgaDriver(base.Driver):
                          'longer holds bitstream %(image)s',
                          {'name': name, 'image': loaded.image_id})
                 del self._loaded[name]
+                self._write_loaded()
                 loaded = None
         return loaded
 
@@ -197,44 +259,55 @@ class FpgaDriver(base.Driver):
         if region.region_type:
             traits.append(placement_names.region_trait(region.region_type))
         traits.extend(placement_names.function_trait(f) for f in function_ids)
+        traits.extend(card.traits)
+        resource_class, traits = cyborg17.names(
+            RESOURCE_CLASS, traits,
+            cyborg17_traits=self.cyborg17_traits(region, function_ids))
         image_id = loaded.image_id if loaded else None
         topology = loaded.topology if loaded else None
+        driver_name = self.reported_name(card.controlpath.vendor_id)
         if topology is None:
             functions = card.port.virtfns or (card.port.address,)
             deployables = [report.deployable(
-                name, self.name, RESOURCE_CLASS, traits,
+                name, driver_name, resource_class, traits,
                 [report.pci_handle(f) for f in functions],
                 bitstream_id=image_id)]
         else:
-            deployables = self._topology_deployables(
-                name, topology, traits, image_id, pci_devices)
+            deployables = [
+                report.deployable(dep_name, driver_name, resource_class,
+                                  traits, handles, parent_name=parent,
+                                  bitstream_id=image_id)
+                for dep_name, parent, handles in self._topology(
+                    name, card.port.address, topology, pci_devices)]
         return report.device(
-            'FPGA', card.controlpath.vendor_id, card.model,
+            'FPGA', self.reported_vendor(card.controlpath.vendor_id),
+            card.model,
             card.controlpath.address, deployables,
             std_board_info=report.std_board_info(card.controlpath),
             vendor_board_info=card.vendor_board_info)
 
-    def _topology_deployables(self, name, topology, traits, image_id,
-                              pci_devices):
+    @staticmethod
+    def _topology(name, port, topology, pci_devices):
         """The region and its functions, as the image's topology says.
 
-        Functions the topology names but the host does not show (yet) are
-        left out rather than offered.
+        Offsets count from the ``port`` function. Functions the topology
+        names but the host does not show (yet) are left out rather than
+        offered.
+
+        :returns: (name, parent name, attach handles) of each deployable,
+            the region ``name`` first.
         """
         own, children = [], []
         for pf_offset, vf_offsets in topology.pfs:
-            pf = pci_address.offset(name, pf_offset)
-            functions = [pci_address.offset(name, o) for o in vf_offsets]
+            pf = pci_address.offset(port, pf_offset)
+            functions = [pci_address.offset(port, o) for o in vf_offsets]
             handles = [report.pci_handle(f) for f in functions or [pf]
                        if f in pci_devices]
-            if pf == name:
+            if pf == port:
                 own = handles
             else:
-                children.append(report.deployable(
-                    pf, self.name, RESOURCE_CLASS, traits, handles,
-                    parent_name=name, bitstream_id=image_id))
-        return [report.deployable(name, self.name, RESOURCE_CLASS, traits,
-                                  own, bitstream_id=image_id)] + children
+                children.append((pf, name, handles))
+        return [(name, None, own)] + children
 
 
 def run_tool(command, deployable):

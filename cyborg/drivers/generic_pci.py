@@ -14,8 +14,16 @@
 The specs use the format of Nova's ``[pci] device_spec`` (formerly
 ``passthrough_whitelist``): JSON objects selecting devices by vendor and
 product id, address or network interface name, and saying how to report
-them. A matched device is offered whole; matched virtual functions are
-grouped under their physical function, which is then not offered.
+them. A matched device is offered whole, and so is each matched virtual
+function (VF), as in the replaced service; ``[agent]
+group_virtual_functions`` groups matched VFs under their physical function
+instead. A physical function whose VFs are enabled is not offered.
+
+Unless a spec names a resource class, the resource class and traits are
+those of the replaced service (``CUSTOM_PCI``, ``CUSTOM_PCI_<vendor>``,
+``CUSTOM_PCI_PRODUCT_ID_<product id>``), or with ``[agent] placement_names
+= descriptive`` ``CUSTOM_PCI_<vendor id>_<product id>``; the device's type
+is ``GPU``, as that service recorded it.
 """
 
 import dataclasses
@@ -29,6 +37,7 @@ import os_traits
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
 from cyborg import exception
 from cyborg.i18n import _
@@ -40,6 +49,9 @@ _KEYS = frozenset(('vendor_id', 'product_id', 'address', 'devname',
                    'physical_network', 'resource_class', 'traits'))
 _ADDRESS_KEYS = ('domain', 'bus', 'slot', 'function')
 _ANY = '*'
+#: The resource class and device type of the replaced service.
+CYBORG17_RESOURCE_CLASS = 'CUSTOM_PCI'
+CYBORG17_DEVICE_TYPE = 'GPU'
 
 
 def _invalid(reason):
@@ -172,33 +184,45 @@ class GenericPciDriver(base.Driver):
         self.pci_ids = frozenset((s.vendor_id, s.product_id)
                                  for s in self.specs)
 
+    def reported_name(self, vendor_id):
+        return cyborg17.vendor_name(cyborg17.PCI_VENDORS, vendor_id)
+
     def _spec_for(self, dev):
         return next((s for s in self.specs if s.matches(dev)), None)
 
     def discover(self, pci_devices):
         # Group matched functions by the device whose address names them:
-        # a VF's physical function, or the matched device itself.
+        # the matched device itself, or a VF's physical function.
+        group = CONF.agent.group_virtual_functions
         groups = {}
         for dev in pci_devices.values():
             spec = self._spec_for(dev)
             if spec is None or dev.virtfns:
                 continue
-            groups.setdefault(dev.physfn or dev.address, []).append(
-                (dev, spec))
+            name = (dev.physfn if group else None) or dev.address
+            groups.setdefault(name, []).append((dev, spec))
         return [self._device(name, members, pci_devices.get(name))
                 for name, members in groups.items()]
 
     def _device(self, name, members, owner):
         first, spec = members[0]
-        resource_class = spec.resource_class or placement_names.custom_name(
-            'PCI', first.vendor_id, first.product_id)
+        if spec.resource_class:
+            resource_class, traits = spec.resource_class, spec.traits
+        else:
+            resource_class, traits = cyborg17.names(
+                placement_names.custom_name('PCI', first.vendor_id,
+                                            first.product_id),
+                spec.traits, CYBORG17_RESOURCE_CLASS,
+                cyborg17.vendor_product_traits('PCI', cyborg17.PCI_VENDORS,
+                                               first))
         extra = ({'physical_network': spec.physical_network}
                  if spec.physical_network else {})
-        deployable = report.deployable(
-            name, self.name, resource_class, spec.traits,
-            [report.pci_handle(dev.address, **extra) for dev, _ in members])
         owner = owner or first
+        deployable = report.deployable(
+            name, self.reported_name(owner.vendor_id), resource_class,
+            traits,
+            [report.pci_handle(dev.address, **extra) for dev, _ in members])
         return report.device(
-            'PCI', owner.vendor_id,
+            CYBORG17_DEVICE_TYPE, owner.vendor_id,
             '%s:%s' % (owner.vendor_id, owner.product_id), name,
             [deployable], std_board_info=report.std_board_info(owner))

@@ -14,7 +14,8 @@
 Each Ascend PCI function is one accelerator of resource class
 ``CUSTOM_AICHIP``. The replaced service's Ascend driver found only the
 Ascend 310 (product ``d100``) and reported no resource class, so its
-devices never reached Placement; this one reports the Ascend models below.
+devices never reached Placement; this one reports the Ascend models below,
+with that service's ``driver_name``.
 """
 
 from cyborg.common import placement_names
@@ -24,6 +25,8 @@ from cyborg.drivers import report
 VENDOR_ID = '19e5'
 RESOURCE_CLASS = 'CUSTOM_AICHIP'
 VENDOR_TRAIT = 'CUSTOM_AICHIP_HUAWEI'
+#: The ``driver_name`` of the replaced service.
+CYBORG17_DRIVER_NAME = 'huawei'
 DEVICE_TYPE = 'AICHIP'
 
 #: Product ids of the Ascend processors, and their model names.
@@ -40,6 +43,9 @@ class HuaweiAscendDriver(base.Driver):
     name = 'huawei_ascend_driver'
     pci_ids = frozenset((VENDOR_ID, product) for product in MODELS)
 
+    def reported_name(self, vendor_id):
+        return CYBORG17_DRIVER_NAME
+
     def discover(self, pci_devices):
         devices = []
         for dev in pci_devices.values():
@@ -48,7 +54,7 @@ class HuaweiAscendDriver(base.Driver):
                 continue
             model = MODELS[dev.product_id]
             devices.append(report.whole_function(
-                dev, self.name, DEVICE_TYPE, 'Huawei ' + model,
-                RESOURCE_CLASS,
+                dev, self.reported_name(dev.vendor_id), DEVICE_TYPE,
+                'Huawei ' + model, RESOURCE_CLASS,
                 [VENDOR_TRAIT, placement_names.custom_name('AICHIP', model)]))
         return devices

@@ -13,12 +13,14 @@
 
 Cyborg does not program them: an instance gets the whole card and loads
 its own bitstream. The card is found by its PCI vendor id and class
-(processing accelerator); the traits are those the replaced service's
-Inspur driver reports, so device profiles written for it still match.
+(processing accelerator); the traits and ``driver_name`` are those the
+replaced service's Inspur driver reports, so device profiles written for
+it still match.
 """
 
 from cyborg.common import placement_names
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
 from cyborg import states
 
@@ -38,10 +40,13 @@ class InspurFpgaDriver(base.Driver):
     name = 'inspur_fpga_driver'
     pci_ids = frozenset([(VENDOR_ID, '*')])
 
+    def reported_name(self, vendor_id):
+        return cyborg17.vendor_name(cyborg17.PCI_VENDORS, vendor_id)
+
     def discover(self, pci_devices):
         return [
             report.whole_function(
-                dev, self.name, states.DEVICE_FPGA,
+                dev, self.reported_name(dev.vendor_id), states.DEVICE_FPGA,
                 'Inspur FPGA %s' % dev.product_id, 'FPGA',
                 [VENDOR_TRAIT, product_trait(dev.product_id)])
             for dev in pci_devices.values()

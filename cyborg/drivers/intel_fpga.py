@@ -16,12 +16,18 @@ upstream DFL drivers. The FPGA Management Engine shows the partial
 reconfiguration interface id of the loaded shell (FIM), which is the
 region's type; each port shows the id of its loaded accelerator function
 (AFU). OPAE's ``fpgaconf`` loads partial bitstreams (green bitstreams).
+
+Besides the region and function traits, a card has those the replaced
+service gave (``CUSTOM_FPGA_REGION_INTEL_<id>``,
+``CUSTOM_FPGA_FUNCTION_ID_INTEL_<id>``), unless ``[agent] placement_names``
+is ``descriptive``.
 """
 
 from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import fpga
 from cyborg import exception
 from cyborg.i18n import _
@@ -29,6 +35,10 @@ from cyborg.i18n import _
 CONF = cyborg.conf.CONF
 
 VENDOR_ID = '8086'
+#: The ``driver_name`` of the replaced service.
+CYBORG17_DRIVER_NAME = 'intel'
+#: The AFU id of a port that holds no function.
+_NO_FUNCTION = '0' * 32
 
 #: Physical function product ids: (model, board as bitstreams name it).
 CARDS = {
@@ -60,6 +70,22 @@ class IntelFpgaDriver(fpga.FpgaDriver):
     name = 'intel_fpga_driver'
     pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
     vendor = 'Intel'
+
+    def reported_name(self, vendor_id):
+        return CYBORG17_DRIVER_NAME
+
+    def reported_vendor(self, vendor_id):
+        return cyborg17.hex_id(vendor_id)
+
+    def cyborg17_traits(self, region, function_ids):
+        # The replaced service made a trait of the all-zero id a port
+        # shows while no function is loaded, too.
+        traits = [placement_names.custom_name('FPGA_FUNCTION_ID_INTEL', f)
+                  for f in function_ids or [_NO_FUNCTION]]
+        if region.region_type:
+            traits.append(placement_names.custom_name(
+                'FPGA_REGION_INTEL', region.region_type))
+        return traits
 
     def cards(self, pci_devices):
         cards = []

@@ -9,22 +9,31 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Virtual functions of Intel Ethernet NICs (SR-IOV).
+"""Intel Ethernet NICs: their SR-IOV virtual functions, or whole ports.
 
-Any Intel Ethernet physical function with virtual functions enabled is a
-device whose VFs instances get; the physical function keeps carrying the
-host's own traffic and is never offered. ``[nic] physical_device_mappings``
-says which physical network each port is cabled to (or, when it is empty,
-the groups that the replaced service's ``[nic_devices] enabled_nic_types``
-names).
+The driver takes the Intel Ethernet physical functions (ports) whose
+product id ``[nic] product_ids`` lists (the X710 and XXV710 by default, as
+the replaced service did). A port with virtual functions (VFs) offers them
+and keeps carrying the host's own traffic; a port without VFs is offered
+itself. The ``device_addresses`` of the groups that ``[nic_devices]
+enabled_nic_types`` names narrow that to some ports or VFs.
+
+Each VF is a deployable of its own, as in the replaced service, unless
+``[agent] group_virtual_functions`` makes the port's VFs the attach handles
+of one deployable. ``[nic] physical_device_mappings`` says which physical
+network each port is cabled to (or, when it is empty, the groups of
+``enabled_nic_types`` do); their ``function_device_mappings`` give ports a
+function trait.
 """
 
 import os
 
+from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.conf import nic_devices
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
 from cyborg import exception
 from cyborg.i18n import _
@@ -33,7 +42,13 @@ CONF = cyborg.conf.CONF
 
 VENDOR_ID = '8086'
 ETHERNET_CLASS = '0200'
-RESOURCE_CLASS = 'CUSTOM_NIC_VF'
+VF_RESOURCE_CLASS = 'CUSTOM_NIC_VF'
+PF_RESOURCE_CLASS = 'CUSTOM_NIC_PF'
+#: The resource class and ``driver_name`` of the replaced service.
+CYBORG17_RESOURCE_CLASS = 'CUSTOM_NIC'
+CYBORG17_DRIVER_NAME = 'intel'
+#: Any product id, in ``[nic] product_ids``.
+ANY = '*'
 
 #: Model names of common SR-IOV capable controllers, by PF product id.
 MODELS = {
@@ -41,6 +56,7 @@ MODELS = {
     '1572': 'X710',
     '1583': 'XL710',
     '1584': 'XL710',
+    '158a': 'XXV710',
     '158b': 'XXV710',
     '37d2': 'X722',
     '1592': 'E810-C',
@@ -53,25 +69,32 @@ def physnet_trait(physnet):
     return placement_names.custom_name('PHYSNET', physnet)
 
 
-def parse_mappings(mappings):
-    """``[nic] physical_device_mappings`` as {interface: physical network}.
+def parse_mappings(mappings, option='[nic] physical_device_mappings'):
+    """``<name>:<interface>`` pairs as {interface: name}.
 
-    :raises InvalidParameterValue: an entry is not ``<network>:<iface>``,
+    :raises InvalidParameterValue: an entry is not ``<name>:<iface>``,
         or an interface is mapped twice.
     """
     result = {}
     for entry in mappings:
-        physnet, sep, iface = entry.partition(':')
-        if not (sep and physnet.strip() and iface.strip()):
+        name, sep, iface = entry.partition(':')
+        if not (sep and name.strip() and iface.strip()):
             raise exception.InvalidParameterValue(
-                name='[nic] physical_device_mappings',
-                reason=_('%r is not <physical_network>:<interface>') % entry)
+                name=option,
+                reason=_('%r is not <name>:<interface>') % entry)
         if iface.strip() in result:
             raise exception.InvalidParameterValue(
-                name='[nic] physical_device_mappings',
+                name=option,
                 reason=_('interface %s is mapped twice') % iface.strip())
-        result[iface.strip()] = physnet.strip()
+        result[iface.strip()] = name.strip()
     return result
+
+
+def _type_options(option):
+    """{group: its ``option``} of the ``enabled_nic_types`` groups."""
+    nic_devices.register_type_opts(CONF)
+    return {group: CONF[group][option]
+            for group in CONF.nic_devices.enabled_nic_types}
 
 
 def configured_mappings():
@@ -82,42 +105,103 @@ def configured_mappings():
     """
     if CONF.nic.physical_device_mappings:
         return list(CONF.nic.physical_device_mappings)
-    nic_devices.register_type_opts(CONF)
-    return [mapping for group in CONF.nic_devices.enabled_nic_types
-            for mapping in CONF[group].physical_device_mappings]
+    return [mapping for mappings in
+            _type_options('physical_device_mappings').values()
+            for mapping in mappings]
+
+
+def configured_addresses():
+    """The ``device_addresses`` of the NIC types, checked; empty for all.
+
+    :raises InvalidParameterValue: one is not a PCI address.
+    """
+    addresses = set()
+    for group, values in _type_options('device_addresses').items():
+        for address in values:
+            try:
+                pci_address.parse(address.strip().lower())
+            except ValueError as e:
+                raise exception.InvalidParameterValue(
+                    name='[%s] device_addresses' % group, reason=e)
+            addresses.add(address.strip().lower())
+    return frozenset(addresses)
 
 
 class IntelNicDriver(base.Driver):
-    """SR-IOV VFs of Intel NICs, with the port's physical network."""
+    """Intel NIC VFs, or whole ports, with the port's physical network."""
 
     name = 'intel_nic_driver'
-    # Every Intel Ethernet function with SR-IOV VFs, whatever its model.
-    pci_ids = frozenset([(VENDOR_ID, '*')])
 
     def __init__(self):
         self.physnets = parse_mappings(configured_mappings())
+        self.functions = parse_mappings(
+            [mapping for mappings in
+             _type_options('function_device_mappings').values()
+             for mapping in mappings],
+            '[<nic type>] function_device_mappings')
+        self.addresses = configured_addresses()
+        self.product_ids = frozenset(p.strip().lower().removeprefix('0x')
+                                     for p in CONF.nic.product_ids)
+        self.pci_ids = frozenset((VENDOR_ID, p) for p in self.product_ids)
+
+    def reported_name(self, vendor_id):
+        return CYBORG17_DRIVER_NAME
+
+    def _takes(self, pf):
+        return (pf.vendor_id == VENDOR_ID and pf.physfn is None and
+                pf.class_is(ETHERNET_CLASS) and
+                (ANY in self.product_ids or
+                 pf.product_id in self.product_ids))
 
     def discover(self, pci_devices):
         devices = []
         for pf in pci_devices.values():
-            if (pf.vendor_id != VENDOR_ID or not pf.virtfns or
-                    not pf.class_is(ETHERNET_CLASS)):
+            if not self._takes(pf):
                 continue
-            ifaces = [os.path.basename(p) for p in pf.glob('net/*')]
-            physnet = next((self.physnets[i] for i in ifaces
-                            if i in self.physnets), None)
-            model = MODELS.get(pf.product_id, pf.product_id)
-            traits = ['CUSTOM_NIC_INTEL',
-                      placement_names.custom_name('NIC_INTEL', model)]
-            extra = {}
-            if physnet:
-                traits.append(physnet_trait(physnet))
-                extra['physical_network'] = physnet
-            deployable = report.deployable(
-                pf.address, self.name, RESOURCE_CLASS, traits,
-                [report.pci_handle(vf, **extra) for vf in pf.virtfns])
-            devices.append(report.device(
-                'NIC', VENDOR_ID, 'Intel Ethernet %s' % model, pf.address,
-                [deployable], std_board_info=report.std_board_info(pf),
-                vendor_board_info={'interfaces': ifaces}))
+            whole = not self.addresses or pf.address in self.addresses
+            vfs = [vf for vf in pf.virtfns
+                   if whole or vf in self.addresses]
+            # A port with VFs offers those allowed, one without itself.
+            if not (vfs if pf.virtfns else whole):
+                continue
+            devices.append(self._device(pf, vfs))
         return devices
+
+    def _device(self, pf, vfs):
+        ifaces = [os.path.basename(p) for p in pf.glob('net/*')]
+        physnet = next((self.physnets[i] for i in ifaces
+                        if i in self.physnets), None)
+        function = next((self.functions[i] for i in ifaces
+                         if i in self.functions), None)
+        model = MODELS.get(pf.product_id, pf.product_id)
+        traits = ['CUSTOM_NIC_INTEL',
+                  placement_names.custom_name('NIC_INTEL', model)]
+        # The replaced service's traits, in its order.
+        old_traits = ['CUSTOM_VF' if vfs else 'CUSTOM_PF']
+        if function:
+            traits.append(placement_names.custom_name(function))
+            old_traits.append(placement_names.custom_name(function))
+        extra = {}
+        if physnet:
+            traits.append(physnet_trait(physnet))
+            old_traits.append(placement_names.custom_name(physnet))
+            extra['physical_network'] = physnet
+        resource_class, traits = cyborg17.names(
+            VF_RESOURCE_CLASS if vfs else PF_RESOURCE_CLASS, traits,
+            CYBORG17_RESOURCE_CLASS, old_traits)
+        if not vfs:
+            groups = {pf.address: [pf.address]}
+        elif CONF.agent.group_virtual_functions:
+            groups = {pf.address: vfs}
+        else:
+            groups = {vf: [vf] for vf in vfs}
+        deployables = [
+            report.deployable(
+                name, self.reported_name(pf.vendor_id), resource_class,
+                traits, [report.pci_handle(f, **extra) for f in functions])
+            for name, functions in groups.items()]
+        return report.device(
+            'NIC', cyborg17.hex_id(VENDOR_ID), 'Intel Ethernet %s' % model,
+            pf.address, deployables,
+            std_board_info=report.std_board_info(pf),
+            vendor_board_info={'interfaces': ifaces})

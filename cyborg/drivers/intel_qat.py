@@ -12,17 +12,25 @@
 """Intel QuickAssist Technology (QAT) crypto and compression devices.
 
 Each physical function is one device; instances get its SR-IOV virtual
-functions, or the physical function itself while SR-IOV is off. QAT 4xxx
-devices show which services their firmware runs (``qat/cfg_services``),
-which become traits.
+functions (VFs), or the physical function itself while SR-IOV is off. Each
+VF is a deployable of its own, as in the replaced service, unless ``[agent]
+group_virtual_functions`` makes the VFs the attach handles of one
+deployable. QAT 4xxx devices show which services their firmware runs
+(``qat/cfg_services``), which become traits.
 """
 
 from cyborg.common import placement_names
+import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
+
+CONF = cyborg.conf.CONF
 
 VENDOR_ID = '8086'
 RESOURCE_CLASS = 'CUSTOM_QAT'
+#: The ``driver_name`` of the replaced service.
+CYBORG17_DRIVER_NAME = 'intel'
 
 #: Physical function product ids and their model names.
 MODELS = {
@@ -42,6 +50,9 @@ class IntelQatDriver(base.Driver):
     name = 'intel_qat_driver'
     pci_ids = frozenset((VENDOR_ID, product) for product in MODELS)
 
+    def reported_name(self, vendor_id):
+        return CYBORG17_DRIVER_NAME
+
     def discover(self, pci_devices):
         devices = []
         for pf in pci_devices.values():
@@ -53,11 +64,17 @@ class IntelQatDriver(base.Driver):
             services = pf.read('qat/cfg_services') or ''
             traits.extend(placement_names.custom_name('QAT_SERVICE', service)
                           for service in services.split(';') if service)
-            functions = pf.virtfns or (pf.address,)
-            deployable = report.deployable(
-                pf.address, self.name, RESOURCE_CLASS, traits,
-                [report.pci_handle(f) for f in functions])
+            if not pf.virtfns or CONF.agent.group_virtual_functions:
+                groups = {pf.address: pf.virtfns or (pf.address,)}
+            else:
+                groups = {vf: (vf,) for vf in pf.virtfns}
+            deployables = [
+                report.deployable(
+                    name, self.reported_name(pf.vendor_id), RESOURCE_CLASS,
+                    traits, [report.pci_handle(f) for f in functions])
+                for name, functions in groups.items()]
             devices.append(report.device(
-                'QAT', VENDOR_ID, 'Intel QAT %s' % model, pf.address,
-                [deployable], std_board_info=report.std_board_info(pf)))
+                'QAT', cyborg17.hex_id(VENDOR_ID), 'Intel QAT %s' % model,
+                pf.address, deployables,
+                std_board_info=report.std_board_info(pf)))
         return devices

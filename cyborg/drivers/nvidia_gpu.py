@@ -15,8 +15,17 @@ A GPU that supports one of ``[gpu_devices] enabled_vgpu_types`` offers
 virtual GPUs of those types, as mediated devices (mdev), unless the type's
 ``[vgpu_<type>] device_addresses`` names other GPUs; any other GPU is
 offered whole. GPUs with SR-IOV (Ampere and later) create their vGPUs on
-virtual functions: a physical function whose VFs are enabled, and the VFs
-themselves, are never offered whole.
+virtual functions. Such a GPU that offers no vGPU type is offered whole,
+and each of its virtual functions too, as the service Cyborg replaces
+did, unless ``[gpu_devices] filter_sriov_vfs`` keeps the virtual
+functions back (assigning a MIG virtual function to a guest whole is
+unsafe).
+
+A GPU offering one vGPU type has one deployable named after the GPU, as in
+the replaced service; one offering several has one per type, named
+``<address>_<type>``. Its traits are those the replaced service gave
+(``CUSTOM_NVIDIA_<product id>[_<vGPU type name>]``) beside the descriptive
+ones (:mod:`cyborg.drivers.cyborg17`).
 """
 
 import os
@@ -25,6 +34,7 @@ from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.conf import gpu_devices
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
 
 CONF = cyborg.conf.CONF
@@ -55,6 +65,23 @@ def product_trait(product_id):
 
 def vgpu_type_trait(mdev_type):
     return placement_names.custom_name('VGPU_TYPE', mdev_type)
+
+
+def cyborg17_trait(product_id, type_name=None):
+    """The replaced service's trait of a GPU, or of one of its vGPU types.
+
+    :param type_name: the vGPU type's ``name`` in sysfs, such as ``GRID
+        T4-1B``, whose model part (``T4_1B``) the trait holds.
+    """
+    return placement_names.custom_name('NVIDIA', product_id, type_name and
+                                       type_name.split(' ')[1])
+
+
+def _type_name(function, mdev_type):
+    """The name sysfs gives ``mdev_type``, when it has a model part."""
+    name = function.read(os.path.join('mdev_supported_types', mdev_type,
+                                      'name'))
+    return name if name and len(name.split(' ')) > 1 else None
 
 
 def vgpu_capacity(dev, mdev_type):
@@ -90,27 +117,51 @@ class NvidiaGpuDriver(base.Driver):
                 self.type_gpus[mdev_type] = frozenset(
                     a.strip().lower() for a in group.device_addresses)
 
+    def reported_name(self, vendor_id):
+        return cyborg17.vendor_name(cyborg17.PCI_VENDORS, vendor_id)
+
     def discover(self, pci_devices):
         devices = []
         for gpu in pci_devices.values():
             if (gpu.vendor_id != VENDOR_ID or gpu.physfn is not None or
                     not gpu.class_code.startswith(_CLASSES)):
                 continue
-            deployables = self._deployables(gpu, pci_devices)
+            deployables, whole_vfs = self._deployables(gpu, pci_devices)
             if deployables:
-                devices.append(report.device(
-                    'GPU', VENDOR_ID,
-                    MODELS.get(gpu.product_id, 'NVIDIA %s' % gpu.product_id),
-                    gpu.address, deployables,
-                    std_board_info=report.std_board_info(gpu)))
+                devices.append(self._device(gpu, deployables))
+            devices.extend(self._device(vf, [self._whole(vf)])
+                           for vf in whole_vfs)
         return devices
 
+    @staticmethod
+    def _device(function, deployables):
+        return report.device(
+            'GPU', VENDOR_ID,
+            MODELS.get(function.product_id, 'NVIDIA %s' % function.product_id),
+            function.address, deployables,
+            std_board_info=report.std_board_info(function))
+
+    def _whole(self, function):
+        """The deployable of a PCI function offered as a whole GPU."""
+        resource_class, traits = cyborg17.names(
+            'PGPU', [VENDOR_TRAIT, product_trait(function.product_id)],
+            cyborg17_traits=[cyborg17_trait(function.product_id)])
+        return report.deployable(
+            function.address, self.reported_name(function.vendor_id),
+            resource_class, traits, [report.pci_handle(function.address)])
+
     def _deployables(self, gpu, pci_devices):
+        """The deployables of ``gpu``'s device, and VFs offered whole.
+
+        A GPU that offers no vGPU is offered whole; with SR-IOV on, so is
+        each of its virtual functions, as its own device, unless
+        ``[gpu_devices] filter_sriov_vfs`` keeps them back.
+        """
         traits = [VENDOR_TRAIT, product_trait(gpu.product_id)]
         # vGPUs live on the VFs when SR-IOV is on, else on the GPU itself.
         functions = [pci_devices[vf] for vf in gpu.virtfns
                      if vf in pci_devices] or [gpu]
-        deployables = []
+        offered = {}
         supports_vgpu = False
         for mdev_type in self.vgpu_types:
             if gpu.address not in self.type_gpus.get(mdev_type,
@@ -125,11 +176,23 @@ class NvidiaGpuDriver(base.Driver):
                         report.mdev_handle(function.address, mdev_type)
                         for _ in range(capacity))
             if handles:
-                deployables.append(report.deployable(
-                    '%s_%s' % (gpu.address, mdev_type), self.name, 'VGPU',
-                    traits + [vgpu_type_trait(mdev_type)], handles))
-        if not supports_vgpu and not gpu.virtfns:
+                offered[mdev_type] = handles
+        driver_name = self.reported_name(gpu.vendor_id)
+        deployables = []
+        for mdev_type, handles in offered.items():
+            type_name = _type_name(functions[0], mdev_type)
+            resource_class, vgpu_traits = cyborg17.names(
+                'VGPU', traits + [vgpu_type_trait(mdev_type)],
+                cyborg17_traits=[cyborg17_trait(gpu.product_id, type_name)]
+                if type_name else [])
+            name = (gpu.address if len(offered) == 1 else
+                    '%s_%s' % (gpu.address, mdev_type))
             deployables.append(report.deployable(
-                gpu.address, self.name, 'PGPU', traits,
-                [report.pci_handle(gpu.address)]))
-        return deployables
+                name, driver_name, resource_class, vgpu_traits, handles))
+        if supports_vgpu:
+            return deployables, []
+        deployables.append(self._whole(gpu))
+        if CONF.gpu_devices.filter_sriov_vfs:
+            return deployables, []
+        return deployables, [pci_devices[vf] for vf in gpu.virtfns
+                             if vf in pci_devices]

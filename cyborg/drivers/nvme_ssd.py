@@ -14,16 +14,26 @@
 A drive the host itself uses (a namespace that is mounted, partitioned or
 held by LVM, MD or device-mapper) is reported with an attach handle marked
 in use, so it is shown but never handed to an instance.
+
+Drives are recorded as the replaced service's NVMe SSD driver recorded
+them: type ``SSD``, resource class ``CUSTOM_SSD`` and its traits
+(``CUSTOM_SSD_<vendor>``, ``CUSTOM_SSD_PRODUCT_ID_<product id>``) beside
+the descriptive ones, or with ``[agent] placement_names = descriptive``
+``CUSTOM_NVME`` and the descriptive traits only.
 """
 
 import os
 
 from cyborg.common import placement_names
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import report
 
 NVME_CLASS = '010802'
 RESOURCE_CLASS = 'CUSTOM_NVME'
+#: The resource class and device type of the replaced service.
+CYBORG17_RESOURCE_CLASS = 'CUSTOM_SSD'
+CYBORG17_DEVICE_TYPE = 'SSD'
 #: Where the host's mounted file systems are listed.
 MOUNTS = '/proc/self/mounts'
 
@@ -75,6 +85,9 @@ class NvmeSsdDriver(base.Driver):
     # vendors it knows, which a whitelist entry can collide with.
     pci_ids = frozenset((vendor, '*') for vendor in VENDORS)
 
+    def reported_name(self, vendor_id):
+        return cyborg17.vendor_name(cyborg17.SSD_VENDORS, vendor_id)
+
     def discover(self, pci_devices):
         drives = [dev for dev in pci_devices.values()
                   if dev.class_code == NVME_CLASS and dev.physfn is None]
@@ -84,12 +97,18 @@ class NvmeSsdDriver(base.Driver):
             vendor = VENDORS.get(dev.vendor_id, dev.vendor_id)
             model = next(iter(dev.read_all('nvme/nvme*/model')),
                          '%s:%s' % (dev.vendor_id, dev.product_id))
-            deployable = report.deployable(
-                dev.address, self.name, RESOURCE_CLASS,
+            resource_class, traits = cyborg17.names(
+                RESOURCE_CLASS,
                 ['CUSTOM_NVME', placement_names.custom_name('NVME', vendor)],
+                CYBORG17_RESOURCE_CLASS,
+                cyborg17.vendor_product_traits('SSD', cyborg17.SSD_VENDORS,
+                                               dev))
+            deployable = report.deployable(
+                dev.address, self.reported_name(dev.vendor_id),
+                resource_class, traits,
                 [report.pci_handle(dev.address,
                                    in_use=host_uses(dev, mounted))])
             devices.append(report.device(
-                'NVME', dev.vendor_id, model, dev.address, [deployable],
-                std_board_info=report.std_board_info(dev)))
+                CYBORG17_DEVICE_TYPE, dev.vendor_id, model, dev.address,
+                [deployable], std_board_info=report.std_board_info(dev)))
         return devices

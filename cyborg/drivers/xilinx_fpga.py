@@ -13,17 +13,19 @@
 
 An Alveo card shows two PCI functions: the management function (function
 0, driver ``xclmgmt``) and the user function (function 1, driver
-``xocl``). They are one device: the management function is its control
-path and the user function, which instances get, names its deployable.
-The shell's ``logic_uuids`` identify the loaded shell partitions and the
-first of its ``interface_uuids`` the type of its user region; the user
-function shows the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images.
+``xocl``). They are one device with one deployable, both named after the
+management function, as in the replaced service; the management function
+is the control path and instances get the user function. The shell's
+``logic_uuids`` identify the loaded shell partitions and the first of its
+``interface_uuids`` the type of its user region; the user function shows
+the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images.
 """
 
 from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import cyborg17
 from cyborg.drivers import fpga
 
 CONF = cyborg.conf.CONF
@@ -55,6 +57,9 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
     pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
     vendor = 'Xilinx'
 
+    def reported_name(self, vendor_id):
+        return cyborg17.vendor_name(cyborg17.PCI_VENDORS, vendor_id)
+
     def cards(self, pci_devices):
         cards = []
         for mgmt in pci_devices.values():
@@ -68,20 +73,22 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
             cards.append(fpga.Card(
                 controlpath=mgmt, port=user, model=model,
                 region=base.FpgaRegion(
-                    deployable_name=user.address, vendor=self.vendor,
+                    deployable_name=mgmt.address, vendor=self.vendor,
                     board=board,
                     region_type=next(iter(_uuids(mgmt, 'interface_uuids')),
                                      None),
                     shell_ids=_uuids(mgmt, 'logic_uuids')),
                 function_ids=placement_names.normalize_ids(user.read_all(
                     'xclbinuuid')),
-                vendor_board_info={'vbnv': vbnv[0]} if vbnv else None))
+                vendor_board_info={'vbnv': vbnv[0]} if vbnv else None,
+                # The replaced service's trait, of the management function.
+                traits=(placement_names.custom_name('FPGA_PRODUCT_ID',
+                                                    mgmt.product_id),)))
         return cards
 
     def command(self, region, bitstream_path, image):
-        mgmt = pci_address.offset(region.deployable_name, -1)
         # An image without shell_id is a shell; others go into the user
         # region. --force answers xbmgmt's confirmation prompt.
         target = '--user' if image.get('shell_id') else '--shell'
-        return [CONF.fpga.xbmgmt_path, 'program', '--device', mgmt, target,
-                bitstream_path, '--force']
+        return [CONF.fpga.xbmgmt_path, 'program', '--device',
+                region.deployable_name, target, bitstream_path, '--force']

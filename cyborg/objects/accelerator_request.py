@@ -114,11 +114,13 @@ class AcceleratorRequest(base.PersistentObject):
         With ``finish``, the ARQ becomes Bound in the same transaction
         unless the handle is an MDEV one (see
         :func:`cyborg.db.accelerator_request.claim_handle`).
+
+        :returns: whether the claim also bound the ARQ.
         """
-        self._from_db_object(
-            context, arq_db.claim_handle(context, self.uuid, deployable_id,
-                                         finish=finish),
-            obj=self)
+        claim = arq_db.claim_handle(context, self.uuid, deployable_id,
+                                    finish=finish)
+        self._from_db_object(context, claim.arq, obj=self)
+        return claim.bound
 
     def fail_bind(self, context):
         """Become BindFailed and release the claimed handle."""

@@ -20,6 +20,7 @@ Placement.
 from oslo_utils import versionutils
 
 from cyborg.db import host as host_db
+from cyborg.db import host_names as host_names_db
 from cyborg.db import inventory as inventory_db
 from cyborg.objects import base
 from cyborg.objects import fields
@@ -77,21 +78,38 @@ class Host(base.StoredObject):
         return host_db.lease_release(context, hostname, owner)
 
     @staticmethod
-    def placement_digest(context, hostname):
-        """What the host's last complete Placement sync saw, or None."""
-        return host_db.get_placement_digest(context, hostname)
+    def placement_providers(context, hostname):
+        """The records that the host's Placement syncs keep, by uuid.
+
+        See :func:`cyborg.db.host.get_placement_providers`.
+        """
+        return host_db.get_placement_providers(context, hostname)
 
     @staticmethod
-    def set_placement_digest(context, hostname, digest):
-        """Record what a Placement sync saw (None: sync it in full)."""
-        host_db.set_placement_digest(context, hostname, digest)
+    def set_placement_providers(context, hostname, records, gone=()):
+        """Write those records, and delete the records of ``gone`` uuids.
+
+        See :func:`cyborg.db.host.set_placement_providers`.
+        """
+        host_db.set_placement_providers(context, hostname, records, gone)
 
     @staticmethod
-    def apply_inventory(context, hostname, devices):
+    def device_addresses(context, hostname):
+        """The PCI addresses of the devices recorded under ``hostname``."""
+        return host_names_db.addresses(context, hostname)
+
+    @staticmethod
+    def unplaced_hostnames(context):
+        """Host names of devices whose compute node is not recorded."""
+        return host_names_db.unplaced(context)
+
+    @staticmethod
+    def apply_inventory(context, hostname, devices, compute_node=None):
         """Make the host's rows equal to its agent's report.
 
-        See :func:`cyborg.db.inventory.apply` for ``devices``.
+        See :func:`cyborg.db.inventory.apply` for ``devices`` and
+        ``compute_node``.
 
         :returns: a :class:`cyborg.db.inventory.InventoryDiff`.
         """
-        return inventory_db.apply(context, hostname, devices)
+        return inventory_db.apply(context, hostname, devices, compute_node)

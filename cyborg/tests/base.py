@@ -11,6 +11,7 @@
 # under the License.
 """Base test case: isolated configuration, objects registered."""
 
+import fixtures
 import hypothesis
 from oslo_config import fixture as config_fixture
 import testtools
@@ -45,6 +46,8 @@ class TestCase(testtools.TestCase):
         super().setUp()
         self.conf = self.useFixture(
             config_fixture.Config(cyborg.conf.CONF))
+        # What a service keeps on disk (an agent's loaded bitstreams).
+        self.conf.config(state_path=self.useFixture(fixtures.TempDir()).path)
         self.context = context.RequestContext(
             user_id='fake-user', project_id='fake-project',
             roles=['member', 'reader'])

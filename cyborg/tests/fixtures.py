@@ -13,11 +13,14 @@
 
 import atexit
 import collections
+import contextlib
+import inspect
 import json
 import os
 import pathlib
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -32,6 +35,7 @@ from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 import oslo_messaging as messaging
 from oslo_utils import uuidutils
+import requests
 from testtools import content
 
 from cyborg.agent import rpcapi as agent_rpcapi
@@ -481,40 +485,138 @@ class StandInTool(fixtures.Fixture):
             return [json.loads(line) for line in f]
 
 
-class LocalGlance(fixtures.Fixture):
-    """The local image service; points ``[glance]`` of ``conf`` at it.
+class Glance(fixtures.Fixture):
+    """The real Glance of :mod:`cyborg.demo.glance`, one per process.
 
-    ``conf`` is a test's config fixture. :attr:`service` is the
-    :class:`cyborg.demo.glance.ImageService`; add images with
-    :meth:`add_image`.
+    It takes seconds to start, so the first test that uses it starts it on
+    a free port and it serves every later test of the process (one
+    unauthenticated, and one behind each Keystone it is given); it stops
+    when the process exits. Each fixture deletes the images it added.
+    It lists at most :data:`PAGE_LIMIT` images a page, so that a few
+    images make clients turn pages. Tests check :meth:`missing` first and
+    skip, saying why, when Glance's virtualenv is missing.
+
+    ``conf``, a test's config fixture, gets ``[glance] endpoint_override``
+    pointing at it. Given ``keystone`` (a
+    :class:`cyborg.demo.keystone.Keystone`), Glance checks tokens with it,
+    is in its catalog, and images are added by the administrator, public.
+    :attr:`glance` is the :class:`cyborg.demo.glance.Glance`.
     """
 
-    def __init__(self, conf):
+    VENV = VENVS / 'glance'
+    PAGE_LIMIT = 20
+    _glances = {}
+
+    def __init__(self, conf=None, keystone=None):
         super().__init__()
         self.conf = conf
+        self.keystone = keystone
+
+    @classmethod
+    def missing(cls):
+        """Why Glance cannot start here, or None."""
+        if not (cls.VENV / 'bin' / 'glance-manage').exists():
+            return ('%s is missing: run tools/setup-client-venvs.sh '
+                    '(tools/run-tests.sh does)' % cls.VENV)
+        return None
+
+    @classmethod
+    def _start(cls, keystone):
+        if keystone not in cls._glances:
+            state = tempfile.mkdtemp(prefix='glance-')
+            glance = glance_server.Glance(
+                state, keystone_server.free_port(), cls.VENV,
+                authtoken=keystone and keystone.authtoken_options(),
+                page_limit=cls.PAGE_LIMIT)
+            atexit.register(shutil.rmtree, state, ignore_errors=True)
+            atexit.register(glance.stop)
+            cls._glances[keystone] = glance.start()
+            if keystone is not None:
+                keystone.register_endpoint('image', glance.url)
+        return cls._glances[keystone]
 
     def _setUp(self):
-        self.service = glance_server.ImageService().start()
-        self.addCleanup(self.service.stop)
-        self.conf.config(endpoint_override=self.service.url, group='glance')
+        self.glance = self._start(self.keystone)
+        self.url = self.glance.url
+        self.client = self.glance.client(
+            self.keystone and self.keystone.session('admin'))
+        if self.conf is not None:
+            self.conf.config(endpoint_override=self.url, group='glance')
 
-    @property
-    def requests(self):
-        return self.service.requests
+    def add_image(self, data=b'bitstream', name='bitstream', tags=('FPGA',),
+                  **properties):
+        """Upload an image with ``properties``; deleted at cleanup.
 
-    @property
-    def tokens(self):
-        return self.service.tokens
+        :returns: the active image as Glance shows it, a dict.
+        """
+        if self.keystone is not None:
+            properties.setdefault('visibility', 'public')
+        image = glance_server.upload(self.client, data, name, tags,
+                                     **properties)
+        self.addCleanup(self.client.images.delete, image['id'])
+        return dict(image)
 
-    def add_image(self, data=b'bitstream', **properties):
-        return self.service.add_image(data, **properties)
+    def add_record(self, name='bitstream', tags=('FPGA',), **properties):
+        """An image without data (``queued``); deleted at cleanup."""
+        image = self.client.images.create(name=name, tags=list(tags),
+                                          **properties)
+        self.addCleanup(self.client.images.delete, image['id'])
+        return dict(image)
+
+    def replace_data(self, image_id, data):
+        """Change an image's data in the file store, behind Glance's back.
+
+        Glance serves it as it is, as with data damaged on its disk.
+        """
+        with open(os.path.join(self.glance.state, 'images', image_id),
+                  'wb') as f:
+            f.write(data)
+
+    def forget_hash(self, image_id):
+        """Drop an image's ``os_hash_algo`` and ``os_hash_value``.
+
+        Images uploaded before Glance's Rocky release have none. No API
+        removes them, so this changes Glance's database.
+        """
+        with contextlib.closing(sqlite3.connect(os.path.join(
+                self.glance.state, 'glance.sqlite'))) as db, db:
+            db.execute('UPDATE images SET os_hash_algo = NULL, '
+                       'os_hash_value = NULL WHERE id = ?', (image_id,))
+
+
+class SentRequests(fixtures.Fixture):
+    """Records every HTTP request this process sends, then sends it.
+
+    keystoneauth and python-glanceclient send through ``requests``;
+    :meth:`to` gives what went to one service, headers included, as the
+    service received them.
+    """
+
+    def _setUp(self):
+        self.sent = []
+        send = requests.Session.request
+        signature = inspect.signature(send)
+
+        def record(*args, **kwargs):
+            call = signature.bind(*args, **kwargs).arguments
+            self.sent.append((call['method'], call['url'],
+                              call.get('headers') or {}))
+            return send(*args, **kwargs)
+
+        self.useFixture(fixtures.MockPatchObject(
+            requests.Session, 'request', autospec=True, side_effect=record))
+
+    def to(self, url):
+        """``(method, url, headers)`` of each request sent under ``url``."""
+        return [sent for sent in self.sent if sent[1].startswith(url + '/')]
 
 
 class ConductorStandIn:
     """A ConductorManager-shaped RPC endpoint for agent tests.
 
     It answers ``compute_node_rp`` (``ResourceProviderNotFound`` for the
-    first ``not_found`` calls) and records every ``report_host``; tests
+    first ``not_found`` calls, and for a name not in ``known`` when that is
+    given) and records every ``report_host``; tests
     wait for reports with :meth:`wait_for_reports`. Agent tests use it to
     see exactly what an agent sends; the real conductor meets the agent
     in ``functional/conductor/test_processes.py``.
@@ -523,9 +625,10 @@ class ConductorStandIn:
     RPC_API_VERSION = rpcapi.ConductorAPI.RPC_API_VERSION
     target = messaging.Target(version=RPC_API_VERSION)
 
-    def __init__(self, rp_uuid, not_found=0):
+    def __init__(self, rp_uuid, not_found=0, known=None):
         self.rp_uuid = rp_uuid
         self.not_found = not_found
+        self.known = known
         self.lookups = []
         self.reports = []
         self._changed = threading.Condition()
@@ -533,7 +636,8 @@ class ConductorStandIn:
     @rpc.expected_exceptions(exception.ResourceProviderNotFound)
     def compute_node_rp(self, context, hostname, rp_name):
         self.lookups.append((hostname, rp_name))
-        if len(self.lookups) <= self.not_found:
+        if len(self.lookups) <= self.not_found or (
+                self.known is not None and rp_name not in self.known):
             raise exception.ResourceProviderNotFound(name=rp_name)
         return self.rp_uuid
 
@@ -563,9 +667,9 @@ class StandInConductor(fixtures.Fixture):
     """A :class:`ConductorStandIn` serving on the current transport."""
 
     def __init__(self, rp_uuid='4b9e6f3e-9d0c-4c8f-8c3b-0d7e6a5f4c3b',
-                 not_found=0, host='conductor-test'):
+                 not_found=0, host='conductor-test', known=None):
         super().__init__()
-        self.endpoint = ConductorStandIn(rp_uuid, not_found)
+        self.endpoint = ConductorStandIn(rp_uuid, not_found, known)
         self.host = host
 
     def _setUp(self):

@@ -24,7 +24,8 @@ Run it with the quickstart's virtualenv (``.venvs/cyborg``), Nova's
 gunicorn (made on first use as compare.py makes it). For each service, on
 fresh databases, it starts:
 
-* the demo Placement and image service of this tree;
+* the demo Placement of this tree and the real Glance (``.venvs/glance``,
+  tools/setup-client-venvs.sh);
 * Nova 34 (:class:`cyborg.demo.nova.NovaServices`: nova-api, conductor,
   scheduler, and nova-compute with the fake virt driver) on two compute
   hosts, ``bench-host`` and ``bench-host-2``: the fake accelerator driver
@@ -219,13 +220,14 @@ class Cloud:
     def __init__(self, state, ports, nova_rabbit, nova_venv, cyborg_url):
         self.state = state
         self.placement_url = 'http://127.0.0.1:%d' % ports['placement']
-        self.glance_url = 'http://127.0.0.1:%d' % ports['glance']
+        self.glance = glance.Glance(os.path.join(state, 'glance'),
+                                    ports['glance'], quickstart.GLANCE_VENV)
         self.ports = ports
         self.processes = bench._Processes(os.path.join(state, 'logs'))
         self.nova = nova.NovaServices(
             os.path.join(state, 'nova'), nova_venv,
             {'api': ports['nova'], 'neutron': ports['neutron']},
-            self.placement_url, cyborg_url, self.glance_url, nova_rabbit,
+            self.placement_url, cyborg_url, self.glance.url, nova_rabbit,
             HOSTS[0])
         self.nova_processes = bench._Processes(self.nova.path('logs'))
         self.image = None
@@ -235,16 +237,13 @@ class Cloud:
         self.nova_processes.alive()
 
     def start(self):
-        images = os.path.join(self.state, 'images')
-        self.image = glance.store_image(images, b'a bench disk',
-                                        name='bench-disk', tags=())
+        self.glance.start()
+        self.image = glance.upload(self.glance.client(), b'a bench disk',
+                                   'bench-disk')
         self.processes.start('placement', [
             sys.executable, '-m', 'cyborg.demo.placement', '--port',
             str(self.ports['placement']), '--db', 'sqlite:///%s' %
             os.path.join(self.state, 'placement.sqlite')])
-        self.processes.start('glance', [
-            sys.executable, '-m', 'cyborg.demo.glance', '--port',
-            str(self.ports['glance']), '--dir', images])
         os.makedirs(self.nova.state, exist_ok=True)
         self.nova.setup()
         bench._wait_placement(self.placement_url, alive=self.alive)
@@ -278,6 +277,7 @@ class Cloud:
     def stop(self):
         self.nova_processes.stop()
         self.processes.stop()
+        self.glance.stop()
 
 
 def _wait_devices(placement_url, alive, timeout=300):

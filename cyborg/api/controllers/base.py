@@ -130,15 +130,18 @@ class Resource(wtypes.Base):
     def render(cls, obj, version, url=None, **extra):
         """The JSON-ready dict of ``obj`` at ``version``.
 
-        ``extra`` gives the fields that are not the object's own; ``url``
-        is :func:`base_url`, when the caller has it already.
+        ``extra`` gives, as JSON data, the fields that are not the
+        object's own or that it shows otherwise; ``url`` is
+        :func:`base_url`, when the caller has it already.
         """
         body = {}
         for name, to_json in cls._fields(version):
             if name == 'links':
                 value = links(cls._collection, obj.uuid, cls._bookmark, url)
+            elif name in extra:
+                value = extra[name]
             else:
-                value = extra[name] if name in extra else obj[name]
+                value = obj[name]
                 if to_json is not None:
                     value = to_json(value)
             body[name] = value
@@ -343,6 +346,11 @@ class CollectionController(rest.RestController):
         return {name: params[name] for name in
                 list(self.query) + list(self.query_2_4) if name in params}
 
+    def _legacy_filters(self, ctx, old):
+        """The column filters of ``filters.field`` pairs ``old``."""
+        return {column: old[field] for field, column
+                in (self.legacy_filters or {}).items() if field in old}
+
     def _find(self, ctx, ident):
         return self.object_class.get_by_uuid(ctx, ident.lower())
 
@@ -384,9 +392,7 @@ class CollectionController(rest.RestController):
                                 old_paging, _('filter'))
             params = dict(old_paging, **params)
         filters = self._filters(ctx, params)
-        filters.update({column: old[field] for field, column
-                        in (self.legacy_filters or {}).items()
-                        if field in old})
+        filters.update(self._legacy_filters(ctx, old))
         page = paging(params, always=bool(old_paging))
         objects = self.object_class.list(ctx, filters=filters, **page)
         return collection(self.key, self.resource, objects, params, page,

@@ -46,11 +46,18 @@ response = parameter_types.resource({
     'uuid': parameter_types.uuid,
     'parent_id': parameter_types.nullable_integer,
     'root_id': parameter_types.nullable_integer,
-    'name': {'type': 'string'},
+    'name': {'type': 'string',
+             'description': 'The name of its resource provider, '
+                            '<host>_<name on the host>.'},
     'num_accelerators': {'type': 'integer', 'minimum': 0},
     'device_id': parameter_types.nullable_integer,
-    'attributes_list': {'type': 'array',
-                        'items': parameter_types.string_dict},
+    # Typed as an array and a string: the document describes the latest
+    # microversion, but every answer is checked against it.
+    'attributes_list': {
+        'type': ['array', 'string'], 'items': parameter_types.string_dict,
+        'description': 'An array of one-entry {key: value} objects; '
+                       'before microversion 2.6 that array as a JSON '
+                       'string.'},
     'rp_uuid': parameter_types.nullable_string,
     'driver_name': parameter_types.nullable_string,
     'bitstream_id': parameter_types.nullable_string,

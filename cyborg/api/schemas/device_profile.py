@@ -17,6 +17,7 @@ and values a group may hold, and their stored spelling) is
 description or the groups as a whole, under the same rules as a create.
 """
 
+import copy
 import itertools
 
 from oslo_utils import uuidutils
@@ -204,8 +205,20 @@ response = parameter_types.resource({
     'links': parameter_types.links,
 }, since=('enabled',))
 
+
+def _shown_alone(profile):
+    """The schema ``profile``, its times as a profile shown alone has them."""
+    shown = copy.deepcopy(profile)
+    for name in ('created_at', 'updated_at'):
+        shown['properties'][name] = dict(
+            shown['properties'][name],
+            description='Before microversion 2.6 with a space instead of '
+                        'the T between the date and the time.')
+    return shown
+
+
 #: ``GET /v2/device_profiles/{uuid_or_name}``: the profile, wrapped.
 show_response = {'type': 'object',
-                 'properties': {'device_profile': response},
+                 'properties': {'device_profile': _shown_alone(response)},
                  'required': ['device_profile'],
                  'additionalProperties': False}

@@ -202,7 +202,8 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
             self.add_host(host)
         return self.start_service('cyborg-agent', host, merged({
             'DEFAULT': {'host': host, 'transport_url': self.rabbit,
-                        'debug': 'true'},
+                        'debug': 'true',
+                        'state_path': os.path.join(self.tmp, host)},
             'agent': {'enabled_drivers': 'intel_fpga_driver',
                       'sysfs_root': self.trees[host].root,
                       'report_interval': 1,

@@ -43,10 +43,12 @@ class TestUpgradeCheck(testtools.TestCase):
             db_api.main_context_manager, facade))
         self.ctx = context.get_admin_context()
 
-    def _write_conf(self, drivers, nova_conf=None):
+    def _write_conf(self, drivers, nova_conf=None, placement_names=None):
         with open(self.conf, 'w') as f:
             f.write('[DEFAULT]\nstate_path = %s\n[agent]\n'
                     'enabled_drivers = %s\n' % (self.state, drivers))
+            if placement_names:
+                f.write('placement_names = %s\n' % placement_names)
             if nova_conf:
                 f.write('[nova]\nnova_conf = %s\n' % nova_conf)
 
@@ -96,6 +98,41 @@ class TestUpgradeCheck(testtools.TestCase):
         self.assertIn('CUSTOM_MISSING', details)
         self.assertIn('CUSTOM_NOPE', details)
         self.assertNotIn('CUSTOM_AVOIDED', details)
+
+    def test_profiles_that_descriptive_names_would_break(self):
+        # A profile written for 17.0.0, whose names the agents report by
+        # default: the check tells what descriptive names would drop.
+        self._migrate()
+        _, dep, _ = db_utils.create_device_tree(self.ctx)
+        for key, value in (('rc', 'CUSTOM_NIC'), ('trait0', 'CUSTOM_VF'),
+                           ('trait1', 'CUSTOM_NVIDIA_1EB8'),
+                           ('trait2', 'CUSTOM_FPGA_INTEL')):
+            db_api.create(self.ctx, 'attribute', {
+                'deployable_id': dep.id, 'key': key, 'value': value})
+        db_utils.create_profile(self.ctx, name='old-nic', groups=[
+            {'resources:CUSTOM_NIC': '1', 'trait:CUSTOM_VF': 'required'}])
+        db_utils.create_profile(self.ctx, name='old-gpu', groups=[
+            {'resources:CUSTOM_NIC': '1',
+             'trait:CUSTOM_NVIDIA_1EB8': 'required'}])
+        db_utils.create_profile(self.ctx, name='fpga', groups=[
+            {'resources:CUSTOM_NIC': '1',
+             'trait:CUSTOM_FPGA_INTEL': 'required'}])
+        code, checks = self._check()
+        self.assertEqual(SUCCESS, code, checks)
+        details = checks['Device profiles']
+        self.assertIn('old-nic: CUSTOM_NIC, CUSTOM_VF', details)
+        self.assertIn('old-gpu: CUSTOM_NIC, CUSTOM_NVIDIA_1EB8', details)
+        self.assertNotIn('CUSTOM_FPGA_INTEL', details)
+        self.assertIn('--map CUSTOM_NIC=CUSTOM_NIC_VF '
+                      '--map CUSTOM_NVIDIA_1EB8=CUSTOM_GPU_PRODUCT_ID_1EB8',
+                      details)
+        self.assertIn('the descriptive names of CUSTOM_VF depend on the '
+                      'device', details)
+        self._write_conf(drivers='fake_driver',
+                         placement_names='descriptive')
+        code, checks = self._check()
+        self.assertEqual(WARNING, code, checks)
+        self.assertIn('old-nic', checks['Device profiles'])
 
     def test_nova_whitelist_overlap_warns(self):
         self._migrate()

@@ -20,6 +20,7 @@ from wsme import types as wtypes
 
 from cyborg.api import auth
 from cyborg.api.controllers import base
+from cyborg.api import microversion
 from cyborg.api.schemas import accelerator_request as schema
 from cyborg.api.schemas import parameter_types
 from cyborg.api import validation
@@ -34,8 +35,17 @@ COLLECTION = 'accelerator_requests'
 ARQ = arq_obj.AcceleratorRequest
 
 
+#: The attach handle fields of an ARQ that shows no handle.
+_NO_HANDLE = {'attach_handle_type': '', 'attach_handle_uuid': None,
+              'attach_handle_info': {}}
+
+
 class AcceleratorRequest(base.Resource):
-    """An accelerator request as the API shows it."""
+    """An accelerator request as the API shows it.
+
+    Before 2.6 only a Bound ARQ shows its attach handle, as the releases
+    before ours did; from 2.6 every ARQ that holds one shows it.
+    """
 
     _collection = COLLECTION
 
@@ -53,6 +63,13 @@ class AcceleratorRequest(base.Resource):
     links = [base.Link]
     created_at = base.Timestamp
     updated_at = base.Timestamp
+
+    @classmethod
+    def render(cls, obj, version, url=None, **extra):
+        """The ARQ at ``version``; see the class."""
+        if version < microversion.OWN_FORMATS and obj.state != states.BOUND:
+            extra = dict(_NO_HANDLE, **extra)
+        return super().render(obj, version, url, **extra)
 
 
 def _own(ctx, filters):

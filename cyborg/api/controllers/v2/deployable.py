@@ -11,15 +11,19 @@
 # under the License.
 """``/v2/deployables``: the parts of devices that are handed out."""
 
+from oslo_serialization import jsonutils
 import pecan
 from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api import microversion
 from cyborg.api.schemas import deployable as schema
 from cyborg.api import validation
+from cyborg.common import placement_names
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
 from cyborg.policies import deployable as rules
 from cyborg import policy
 
@@ -29,8 +33,10 @@ COLLECTION = 'deployables'
 class Deployable(base.Resource):
     """A deployable as the API shows it.
 
-    ``attributes_list`` holds the deployable's attributes as one-entry
-    ``{key: value}`` dicts, loaded for a whole page in one query.
+    ``name`` is the name of its resource provider, ``<host>_<name>``, as
+    the releases before ours named deployables. ``attributes_list`` holds
+    the deployable's attributes as one-entry ``{key: value}`` dicts (before
+    2.6 that list as a JSON string, as those releases showed it).
     """
 
     _collection = COLLECTION
@@ -51,6 +57,12 @@ class Deployable(base.Resource):
     updated_at = base.Timestamp
 
 
+def _hostnames(ctx, filters):
+    """{device id: hostname} of the devices that ``filters`` match."""
+    return {device.id: device.hostname
+            for device in device_obj.Device.list(ctx, filters=filters)}
+
+
 class DeployablesController(base.CollectionController):
 
     resource = Deployable
@@ -62,9 +74,30 @@ class DeployablesController(base.CollectionController):
     sort_keys = schema.SORT_KEYS
     legacy_filters = {'name': 'name'}
 
+    def _legacy_filters(self, ctx, old):
+        """``filters.field=name``: the name the API shows, host included.
+
+        The value may split into host and name at any ``_``: the rows of
+        each split are found in SQL, then the exact ones are kept.
+        """
+        if 'name' not in old:
+            return {}
+        value = old['name']
+        splits = [(value[:i], value[i + 1:])
+                  for i, char in enumerate(value) if char == '_']
+        hosts = _hostnames(ctx, filters={
+            'hostname': sorted({host for host, _name in splits})})
+        candidates = deployable_obj.Deployable.list(ctx, filters={
+            'name': sorted({name for _host, name in splits}),
+            'device_id': sorted(hosts)}) if hosts else []
+        return {'id': [d.id for d in candidates
+                       if placement_names.provider_name(
+                           hosts[d.device_id], d.name) == value]}
+
     def _render(self, ctx, deployables):
-        """Deployables with their attributes, in one query for all."""
+        """Deployables with their hosts and attributes, a query for each."""
         attributes = {}
+        hosts = {}
         if deployables:
             for attr in attribute_obj.Attribute.list(
                     ctx, filters={'deployable_id': [d.id for d in
@@ -72,10 +105,20 @@ class DeployablesController(base.CollectionController):
                     sort_key='id'):
                 attributes.setdefault(attr.deployable_id, []).append(
                     {attr.key: attr.value})
-        return [Deployable.render(deployable, base.version(),
-                                  attributes_list=attributes.get(
-                                      deployable.id, []))
-                for deployable in deployables]
+            hosts = _hostnames(ctx, filters={
+                'id': sorted({d.device_id for d in deployables})})
+        version = base.version()
+        url = base.base_url()
+        result = []
+        for deployable in deployables:
+            attributes_list = attributes.get(deployable.id, [])
+            if version < microversion.OWN_FORMATS:
+                attributes_list = jsonutils.dumps(attributes_list)
+            result.append(Deployable.render(
+                deployable, version, url, attributes_list=attributes_list,
+                name=placement_names.provider_name(
+                    hosts[deployable.device_id], deployable.name)))
+        return result
 
     @pecan.expose('json')
     def patch(self, uuid, action, again=None):

@@ -60,6 +60,20 @@ class DevicesController(base.CollectionController):
     # Older releases took filters.field pairs here; only paging applied.
     legacy_filters = {}
 
+    def _filters(self, ctx, params):
+        """Exact matches; ``vendor`` with or without ``0x`` either way.
+
+        Drivers of the releases before ours stored some vendors as
+        ``0x8086``, others as ``8086``; a filter finds both.
+        """
+        filters = super()._filters(ctx, params)
+        if 'vendor' in filters:
+            vendor = filters['vendor']
+            if vendor[:2].lower() == '0x':
+                vendor = vendor[2:]
+            filters['vendor'] = [vendor, '0x' + vendor]
+        return filters
+
     @pecan.expose('json')
     def post(self, uuid, action):
         """``/{uuid}/enable`` and ``/{uuid}/disable``; 204."""

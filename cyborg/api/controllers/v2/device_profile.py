@@ -66,6 +66,11 @@ def _split(ident):
     return uuids, names
 
 
+def _spaced(time):
+    """``time`` in ISO 8601 with a space between date and time, or None."""
+    return None if time is None else time.isoformat(' ')
+
+
 def _lifecycle_version(not_before_2_5):
     """Refuse a call of 2.5 below 2.5 with what answered it before."""
     if base.version() < microversion.PROFILE_LIFECYCLE:
@@ -104,7 +109,19 @@ class DeviceProfilesController(base.CollectionController):
         return self.object_class.get_by_name(ctx, ident)
 
     def _show(self, ctx, profile):
-        return {'device_profile': super()._show(ctx, profile)}
+        """The profile under ``device_profile``.
+
+        Before 2.6 its timestamps are spelt as the releases before ours
+        spelt them here (only here): a space, not a ``T``, between the
+        date and the time. An unset one is null, where they showed
+        ``"None"``.
+        """
+        version = base.version()
+        if version >= microversion.OWN_FORMATS:
+            return {'device_profile': super()._show(ctx, profile)}
+        return {'device_profile': DeviceProfile.render(
+            profile, version, **{name: _spaced(profile[name])
+                                 for name in ('created_at', 'updated_at')})}
 
     @pecan.expose('json')
     def post(self):

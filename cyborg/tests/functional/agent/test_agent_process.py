@@ -86,9 +86,10 @@ class TestAgentProcess(base.TestCase):
         with open(path, 'w') as f:
             f.write('[DEFAULT]\nhost = %s\ntransport_url = %s\n'
                     'control_exchange = %s\ndebug = true\n'
+                    'state_path = %s\n'
                     '[gpu_devices]\nenabled_vgpu_types = nvidia-222\n'
                     '[agent]\n' % (self.host, functional.RABBIT_URL,
-                                   self.exchange))
+                                   self.exchange, self.tmp))
             for key, value in agent.items():
                 f.write('%s = %s\n' % (key, value))
             # mdevs are made through the sysfs daemon, without root here.
@@ -104,31 +105,35 @@ class TestAgentProcess(base.TestCase):
         return self.agent.log()
 
     def test_waits_for_placement_then_reports_and_serves(self):
+        node = 'compute-' + self.host
         conductor = self.useFixture(cyborg_fixtures.StandInConductor(
-            not_found=1)).endpoint
+            not_found=1, known={node})).endpoint
         proc = self._start_agent()
         (sent,) = conductor.wait_for_reports(1, timeout=60)
-        self.assertEqual([(self.host, 'compute-' + self.host)] * 2,
-                         conductor.lookups)
+        # The option, then [DEFAULT] host; at the next check the option.
+        self.assertEqual([(node, node), (self.host, self.host),
+                          (node, node)], conductor.lookups)
         self.assertIn('Waiting for Placement to know compute node resource '
-                      'provider compute-%s' % self.host, self._log())
+                      'provider %s or %s' % (node, self.host), self._log())
         # One line, without the traceback a remote error carries.
         self.assertNotIn('Traceback', self._log())
-        self.assertEqual(self.host, sent.hostname)
+        # The host is known by its compute node's name: it reports and
+        # serves under it.
+        self.assertEqual(node, sent.hostname)
         self.assertEqual(
-            ['FakeDevice', '0000:5e:00.0', GPU + '_nvidia-222'],
+            ['FakeDevice', '0000:5e:00.0', GPU],
             [dep.name for dev in sent.devices for dep in dev.deployables])
 
         agent = rpcapi.AgentAPI()
-        agent.create_mdev(self.context, self.host, MDEV, 'nvidia-222', GPU)
+        agent.create_mdev(self.context, node, MDEV, 'nvidia-222', GPU)
         self.assertEqual(MDEV, self.tree.read(
             GPU, 'mdev_supported_types/nvidia-222/create'))
         # Written by the agent's privileged sysfs daemon.
         self.assertIn('cyborg.privsep.sysfs_pctxt', self._log())
         self.assertIn('Spawned new privsep daemon', self._log())
         self.assertRaises(exception.MdevTypeNotEnabled, agent.create_mdev,
-                          self.context, self.host, MDEV, 'nvidia-1', GPU)
-        agent.remove_mdev(self.context, self.host, MDEV)
+                          self.context, node, MDEV, 'nvidia-1', GPU)
+        agent.remove_mdev(self.context, node, MDEV)
 
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(0, proc.wait(60))
@@ -163,5 +168,6 @@ class TestAgentProcess(base.TestCase):
         self.useFixture(cyborg_fixtures.StandInConductor(not_found=10))
         proc = self._start_agent(placement_wait_retries=1)
         self.assertEqual(1, proc.wait(60))
-        self.assertIn('Placement does not know compute node resource '
-                      'provider compute-%s' % self.host, self._log())
+        self.assertIn('Placement knows no compute node resource provider '
+                      'named compute-%s or %s' % (self.host, self.host),
+                      self._log())

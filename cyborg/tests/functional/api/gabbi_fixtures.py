@@ -79,15 +79,17 @@ class _Environment(fixtures.Fixture):
     @staticmethod
     def _seed():
         ctx = context.get_admin_context()
+        # Deployables named as our drivers name them; the API shows
+        # <host>_<name>.
         device, deployable, _handles = db_utils.create_device_tree(
-            ctx, hostname='host1')
+            ctx, hostname='host1', name='0000:5e:00.0')
         deployable = db_api.update(ctx, 'deployable', deployable.uuid,
                                    {'rp_uuid': RP_UUID})
         attribute = db_api.create(ctx, 'attribute', {
             'deployable_id': deployable.id, 'key': 'rc', 'value': 'FPGA'})
         others = [db_utils.create_device_tree(
-            ctx, hostname=host, pci_address=address, device_type=type_,
-            vendor=vendor, model=model, driver_name=driver,
+            ctx, hostname=host, pci_address=address, name=address,
+            device_type=type_, vendor=vendor, model=model, driver_name=driver,
             resource_class=rc, traits=traits, handles=1)[1]
             for host, address, type_, vendor, model, driver, rc, traits
             in OTHER_DEVICES]

@@ -12,8 +12,9 @@
 """Cyborg and the services it calls, all behind the real Keystone.
 
 The API checks tokens with keystonemiddleware; Placement (the real one)
-runs with ``auth_strategy = keystone``; Nova's event API and Glance are
-the demo receivers behind keystonemiddleware's ``auth_token``. The
+runs with ``auth_strategy = keystone``; Glance (the real one) runs its
+``keystone`` pipeline; Nova's event API is the demo receiver behind
+keystonemiddleware's ``auth_token``. The
 conductor and a real agent on a simulated host run in this process. Cyborg
 reaches Placement and Nova with the password of its ``cyborg`` service
 user, and Glance with the user's token and its own service token beside
@@ -147,10 +148,15 @@ class TestServiceCredentials(ServicesTestCase):
         self.nova = nova_events.EventReceiver()
         self.nova_seen, nova_url = self.guarded(self.nova)
         self.use_cyborg_user('nova', endpoint_override=nova_url)
-        glance = self.useFixture(cyborg_fixtures.LocalGlance(self.conf))
-        self.glance_seen, glance_url = self.guarded(glance.service)
-        self.conf.config(endpoint_override=glance_url, group='glance')
+        missing = cyborg_fixtures.Glance.missing()
+        if missing:
+            self.skipTest(missing)
+        glance = self.useFixture(cyborg_fixtures.Glance(self.conf,
+                                                        self.keystone))
         self.image = glance.add_image(b'bitstream')['id']
+        self.glance_url = glance.url
+        # What Cyborg sends to Glance from now on.
+        self.sent = self.useFixture(cyborg_fixtures.SentRequests())
         self.conf.config(send_service_user_token=True, group='service_user')
         self.use_cyborg_user('service_user')
         self.fpgaconf = self.useFixture(
@@ -166,7 +172,7 @@ class TestServiceCredentials(ServicesTestCase):
             ('intel_fpga', PAC, dict(vfs=2))]))
         # As cyborg-agent starts: the conductor finds the compute node's
         # provider in Placement.
-        self.assertEqual(self.compute_rp, agent_service.wait_for_compute_node(
+        self.assertEqual(self.hostname, agent_service.wait_for_compute_node(
             conductor_rpcapi.ConductorAPI()))
         agent = agent_service.AgentService(
             drivers_base.load(['intel_fpga_driver']), host=self.hostname)
@@ -213,20 +219,15 @@ class TestServiceCredentials(ServicesTestCase):
         self.assertEqual('Bound', self.call('GET', path,
                                             'member').json()['state'])
 
-        # The agent got the bitstream from Glance as the user, with
-        # Cyborg's service token; both real and valid.
+        # The agent got the bitstream from Glance, which checks tokens,
+        # as the user, with Cyborg's service token beside it.
         self.assertEqual(1, len(self.fpgaconf.calls))
-        self.assertTrue(self.glance_seen.identities)
-        for identity in self.glance_seen.identities:
-            self.assertEqual(('Confirmed', 'member-a', 'project-a'), (
-                identity['X-Identity-Status'], identity['X-User-Name'],
-                identity['X-Project-Name']))
-            self.assertEqual(('Confirmed', 'cyborg'), (
-                identity['X-Service-Identity-Status'],
-                identity['X-Service-User-Name']))
-            self.assertIn('service', identity['X-Service-Roles'].split(','))
-        self.assertEqual({self.keystone.token('member')},
-                         {user for user, _service in self.glance_seen.tokens})
+        self.assertTrue(self.glance_tokens())
+        for user, service in self.glance_tokens():
+            self.assertEqual(self.keystone.token('member'), user)
+            name, roles = self.identity(service)
+            self.assertEqual('cyborg', name)
+            self.assertIn('service', roles)
 
         # Nova heard of the bind from the cyborg user with the service
         # role.
@@ -252,22 +253,35 @@ class TestServiceCredentials(ServicesTestCase):
                    'value': [{'image_uuid': self.image}]}]).status_code)
         # Programming asked by the administrator: Glance sees their token.
         self.assertEqual(2, len(self.fpgaconf.calls))
+        user, service = self.glance_tokens()[-1]
         self.assertEqual(('admin', 'cyborg'), (
-            self.glance_seen.identities[-1]['X-User-Name'],
-            self.glance_seen.identities[-1]['X-Service-User-Name']))
+            self.identity(user)[0], self.identity(service)[0]))
         self.assertEqual(204, self.call('DELETE', path, 'member').status_code)
         self.assertEqual(204, self.call('DELETE', '/device_profiles/ks-flow',
                                         'admin').status_code)
 
         self.assert_no_secrets(marker)
 
+    def glance_tokens(self):
+        """(user token, service token) of each request sent to Glance."""
+        return [(headers.get('X-Auth-Token'), headers.get('X-Service-Token'))
+                for _method, _url, headers in self.sent.to(self.glance_url)]
+
+    def identity(self, token):
+        """The user name and role names Keystone finds in ``token``."""
+        found = self.keystone.session('admin').get(
+            self.keystone.auth_url + '/auth/tokens',
+            headers={'X-Subject-Token': token}).json()['token']
+        return found['user']['name'], {r['name'] for r in found['roles']}
+
     def assert_no_secrets(self, body):
         """No token, password or ``body`` in any log record."""
         # The options as the services log them when they start.
         self.conf.conf.log_opt_values(logging.getLogger('cyborg.test'),
                                       logging.INFO)
-        tokens = {token for seen in (self.glance_seen, self.nova_seen)
-                  for pair in seen.tokens for token in pair if token}
+        tokens = {token for seen in (self.glance_tokens(),
+                                     self.nova_seen.tokens)
+                  for pair in seen for token in pair if token}
         tokens |= {self.keystone.token(persona) for persona in (
             'admin', 'member', 'service', 'cyborg')}
         secrets = tokens | {self.keystone.credentials('cyborg')['password'],

@@ -41,6 +41,8 @@ WRITE = os.environ.get('CYBORG_WRITE_SAMPLES') == '1'
 UUID = re.compile('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                   '[0-9a-f]{12}$')
 TIMESTAMP = re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$')
+# How a device profile shown alone spells its times before 2.6.
+SPACED_TIMESTAMP = re.compile(TIMESTAMP.pattern.replace('T', ' '))
 LINK = re.compile('^http://controller/accelerator/(v2/)?[a-z_]+(/[0-9a-f-]+'
                   r')?(\?.*)?$')
 # The fixed identifiers the request samples use.
@@ -55,7 +57,7 @@ ANY_UUID = re.compile(UUID.pattern[1:-1])
 
 
 def _same_form(sample, live):
-    for pattern in (UUID, TIMESTAMP, LINK):
+    for pattern in (UUID, TIMESTAMP, SPACED_TIMESTAMP, LINK):
         if pattern.match(str(sample)):
             return bool(pattern.match(str(live)))
     if isinstance(sample, str) and isinstance(live, str):
@@ -70,7 +72,7 @@ class TestSamples(test_routes.APITestCase):
         super().setUp()
         ctx = context.get_admin_context()
         self.device, deployable, _ = db_utils.create_device_tree(
-            ctx, hostname='compute-1')
+            ctx, hostname='compute-1', name='0000:5e:00.0')
         self.deployable = db_api.update(ctx, 'deployable', deployable.uuid,
                                         {'rp_uuid': RP_UUID})
         db_api.create(ctx, 'attribute', {'deployable_id': deployable.id,
@@ -140,6 +142,9 @@ class TestSamples(test_routes.APITestCase):
                   'device_profiles/device_profiles-list-resp.json')
         self.call('GET', '/v2/device_profiles/' + PROFILE_UUID,
                   'device_profiles/device_profile-show-resp.json')
+        self.call('GET', '/v2/device_profiles/' + PROFILE_UUID,
+                  'device_profiles/device_profile-show-2.6-resp.json',
+                  version='2.6')
         self.call('GET', '/v2/device_profiles?limit=1',
                   'device_profiles/device_profiles-list-2.4-resp.json',
                   version='2.4')
@@ -206,6 +211,8 @@ class TestSamples(test_routes.APITestCase):
                   'deployables/deployables-list-resp.json')
         self.call('GET', '/v2/deployables/' + self.deployable.uuid,
                   'deployables/deployable-show-resp.json')
+        self.call('GET', '/v2/deployables/' + self.deployable.uuid,
+                  'deployables/deployable-show-2.6-resp.json', version='2.6')
         # Programmed for real, through a stand-in of the host's agent.
         self.useFixture(cyborg_fixtures.StandInAgent('compute-1'))
         programmed = self.call(

@@ -16,12 +16,14 @@ import threading
 import uuid as uuid_lib
 
 import fixtures
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from cyborg.clients import placement
 from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
+from cyborg.db import host as host_db
 from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import host as host_obj
@@ -247,12 +249,16 @@ class PlacementSyncTest(base.TestCase):
             '/allocations/%s' % consumer)['allocations'].items()}
 
     def _assert_unchanged_pass(self):
-        # As another conductor would, which has not seen the providers.
-        placement_sync.forget_providers()
-        self.client.requests.clear()
+        # As another conductor would: what the last pass saw is in the
+        # database.
+        self.client = placement.PlacementClient(retry_delay=0.01)
+        records = self.useFixture(fixtures.MockPatchObject(
+            host_db, 'set_placement_providers',
+            wraps=host_db.set_placement_providers)).mock
         summary = self._sync()
         self.assertEqual(0, self.client.writes, self.client.requests)
         self.assertLessEqual(self.client.reads, 1)
+        records.assert_not_called()
         self.assertEqual(0, summary['created'] + summary['updated'] +
                          summary['deleted'])
 
@@ -417,14 +423,114 @@ class PlacementSyncTest(base.TestCase):
         self.assertEqual({'FPGA': _inventory(8)}, self._inventories(rp_uuid))
         self._assert_unchanged_pass()
 
-    def test_repairs_traits_changed_by_hand(self):
+    def test_repairs_traits_removed_by_hand_keeps_added_ones(self):
         self._add_deployable('0000:5e:00.0')
         self._sync()
         rp_uuid = self._uuid('0000:5e:00.0')
         self._put('/resource_providers/%s/traits' % rp_uuid,
                   traits=['OWNER_CYBORG', 'HW_CPU_X86_AVX2'])
         self.assertEqual(1, self._sync()['updated'])
-        self.assertEqual(self._expected_traits(), self._traits(rp_uuid))
+        self.assertEqual(self._expected_traits('HW_CPU_X86_AVX2'),
+                         self._traits(rp_uuid))
+        self._assert_unchanged_pass()
+
+    def _set_function(self, deployable, function):
+        for row in db_api.get_all(self.admin_context, 'attribute', filters={
+                'deployable_id': deployable.id, 'key': 'trait9'}):
+            db_api.delete(self.admin_context, 'attribute', row.uuid)
+        db_api.create(self.admin_context, 'attribute', {
+            'deployable_id': deployable.id, 'key': 'trait9',
+            'value': function})
+
+    def test_takes_off_only_traits_it_put_there(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_A')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        # An operator's trait, and one a flavor of the earlier service
+        # asks for, put there by hand.
+        for trait in ('CUSTOM_RACK_7', 'CUSTOM_NVIDIA_1EB8'):
+            self.direct.put('/traits/%s' % trait)
+        self._put('/resource_providers/%s/traits' % rp_uuid,
+                  traits=sorted(self._expected_traits(
+                      'CUSTOM_FPGA_FUNCTION_ID_A', 'CUSTOM_RACK_7',
+                      'CUSTOM_NVIDIA_1EB8')))
+
+        # Reprogrammed: the function Cyborg put there goes, the new one
+        # comes, and what others put there stays, through every update.
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_B')
+        self.assertEqual(1, self._sync()['updated'])
+        others = ('CUSTOM_RACK_7', 'CUSTOM_NVIDIA_1EB8')
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_B', *others),
+            self._traits(rp_uuid))
+        db_api.update(self.admin_context, 'deployable', deployable.uuid,
+                      {'num_accelerators': 6})
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_B', *others),
+            self._traits(rp_uuid))
+        self._assert_unchanged_pass()
+
+        # A trait Cyborg reports that was there already is not Cyborg's
+        # to take off; one it reported once and stopped reporting is.
+        self._set_function(deployable, 'CUSTOM_RACK_7')
+        self._sync()
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_C')
+        self._sync()
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_C', *others),
+            self._traits(rp_uuid))
+
+    def test_what_it_put_there_outlives_a_restart(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_A')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        self.direct.put('/traits/CUSTOM_RACK_7')
+        self._put('/resource_providers/%s/traits' % rp_uuid,
+                  traits=sorted(self._expected_traits(
+                      'CUSTOM_FPGA_FUNCTION_ID_A', 'CUSTOM_RACK_7')))
+
+        # A conductor started afresh syncs the reprogrammed region: it
+        # knows nothing but what the database holds.
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_B')
+        self.client = placement.PlacementClient(retry_delay=0.01)
+        placement.forget_known_names()
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_B',
+                                  'CUSTOM_RACK_7'), self._traits(rp_uuid))
+
+    def test_what_it_puts_there_is_recorded_before(self):
+        deployable = self._add_deployable('0000:5e:00.0')
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_A')
+        self._sync()
+        rp_uuid = self._uuid('0000:5e:00.0')
+        # The database is lost after the pass recorded what it is about
+        # to put on the provider: the pass stops once Placement has it.
+        write = host_db.set_placement_providers
+        writes = []
+
+        def write_once(*args):
+            writes.append(args)
+            if len(writes) > 1:
+                raise db_exc.DBConnectionError()
+            write(*args)
+
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_B')
+        with fixtures.MockPatchObject(host_db, 'set_placement_providers',
+                                      write_once):
+            self.assertRaises(db_exc.DBConnectionError, self._sync)
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_B'),
+            self._traits(rp_uuid))
+
+        self._set_function(deployable, 'CUSTOM_FPGA_FUNCTION_ID_C')
+        self.assertEqual(1, self._sync()['updated'])
+        self.assertEqual(
+            self._expected_traits('CUSTOM_FPGA_FUNCTION_ID_C'),
+            self._traits(rp_uuid))
         self._assert_unchanged_pass()
 
     def test_repairs_inventory_changed_by_hand(self):
@@ -514,7 +620,9 @@ class PlacementSyncTest(base.TestCase):
         self.assertEqual(before, self._children())
         self.assertEqual({fpga_rp: {'FPGA': 1}}, self._allocations(fpga_vm))
         self.assertEqual({gpu_rp: {'PGPU': 1}}, self._allocations(gpu_vm))
-        self.assertEqual(self._expected_traits(), self._traits(fpga_rp))
+        # Adopted, it keeps the traits the earlier service put there.
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_INTEL_ARRIA10'),
+                         self._traits(fpga_rp))
         self.assertEqual({'FPGA': _inventory(4)}, self._inventories(fpga_rp))
         self.assertEqual({'OWNER_CYBORG', 'CUSTOM_NVIDIA_1EB8'},
                          self._traits(gpu_rp))
@@ -623,9 +731,11 @@ class PlacementSyncTest(base.TestCase):
         bumping = _BumpingAdapter(self.client._adapter, self.direct, times=1)
         self.client._adapter = bumping
         self.assertEqual(1, self._sync()['updated'])
-        # Placement refused the first PUT; the second one won.
+        # Placement refused the first PUT; the second one won, and kept
+        # the trait added meanwhile.
         self.assertEqual(2, bumping.trait_puts)
-        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X'),
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X',
+                                               'HW_CPU_X86_AVX2'),
                          self._traits(rp_uuid))
         self._assert_unchanged_pass()
 
@@ -644,7 +754,9 @@ class PlacementSyncTest(base.TestCase):
 
         bumping.times = 0
         self.assertEqual(1, self._sync()['updated'])
-        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X'),
+        # Added by the last of the three changes meanwhile.
+        self.assertEqual(self._expected_traits('CUSTOM_FPGA_REGION_X',
+                                               'HW_CPU_X86_AVX2'),
                          self._traits(self._uuid('0000:5e:00.0')))
 
     def test_placement_down_then_back(self):

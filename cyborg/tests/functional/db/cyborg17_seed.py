@@ -15,15 +15,17 @@ Not part of our code: ``test_cyborg17`` runs this file with the Python of
 the virtualenv that holds openstack-cyborg 17.0.0, so every ``cyborg``
 below is that package. Usage::
 
-    python cyborg17_seed.py CONFIG_FILE [HOSTNAME [host|qat]]
+    python cyborg17_seed.py CONFIG_FILE [HOSTNAME [host|qat [NODE]]]
 
 It creates two hosts' hardware (an FPGA whose deployable has a child, a
 GPU being cleaned with a PCI and an MDEV handle), three device profiles
 and ARQs in every state the service can reach (not UnbindFailed: its
 MySQL schema cannot hold it, and its code fails before it would set it),
 then prints, as JSON, every row as the service's own objects read it
-back. Given a HOSTNAME, it creates instead what 17.0.0 reported for one
-simulated host (see ``_reported_host``).
+back. Given a HOSTNAME (its ``[DEFAULT] host``), it creates instead what
+17.0.0 reported for one simulated host (see ``_reported_host``), under
+NODE, the name of the compute node provider its agent found in Placement
+(HOSTNAME by default).
 """
 
 import json
@@ -218,7 +220,7 @@ def _dump(ctx):
     }
 
 
-def _reported_host(ctx, hostname):
+def _reported_host(ctx, hostname, node):
     """What 17.0.0's agent and conductor write for a host's hardware.
 
     The rows are made by 17.0.0's own drivers' code from what their
@@ -227,7 +229,8 @@ def _reported_host(ctx, hostname):
     port and AFU on the first), an NVIDIA T4 at 0000:3b:00.0 offered
     whole, and the fake driver's device. Each deployable gets the provider
     uuid that 17.0.0's conductor derives from its name; one ARQ is bound
-    on each.
+    on each. The devices are recorded under ``node``, which Nova names in
+    the binds too; the drivers name the deployables after ``hostname``.
     """
     from cyborg.accelerator.drivers import fake
     from cyborg.accelerator.drivers.fpga.intel import sysinfo as fpga
@@ -259,13 +262,13 @@ def _reported_host(ctx, hostname):
             hostname=hostname, rc='PGPU',
             **gpu._get_traits('10de', '1eb8'))),
         *fake.FakeDriver().discover()]
-    _report_and_bind(ctx, hostname, devices, [
+    _report_and_bind(ctx, node, devices, [
         {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'},
         {'resources:PGPU': '1'},
         {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}])
 
 
-def _reported_qat_host(ctx, hostname):
+def _reported_qat_host(ctx, hostname, node):
     """What 17.0.0 writes for a QAT C62x card with two VFs at 0000:3d:00.0.
 
     One deployable per VF, each named after the VF; an ARQ is bound on
@@ -281,7 +284,7 @@ def _reported_qat_host(ctx, hostname):
 
     card = qat_gen('0000:3d:00.0', '0x37c8')
     card['vfs'] = [qat_gen('0000:3d:00.%d' % n, '0x37c9') for n in (1, 2)]
-    _report_and_bind(ctx, hostname, [qat._generate_driver_device(card)],
+    _report_and_bind(ctx, node, [qat._generate_driver_device(card)],
                      [{'resources:%s' % qat.RESOURCES['qat']: '1'}])
 
 
@@ -309,11 +312,13 @@ def _report_and_bind(ctx, hostname, devices, groups):
         bound.bind(ctx, deployable)
 
 
-def main(config_file, hostname=None, kind='host'):
+def main(config_file, hostname=None, kind='host', node=None):
     """Seed the two hosts, or what ``hostname`` reported, and dump.
 
     :param kind: ``host`` or ``qat``: see ``_reported_host`` and
         ``_reported_qat_host``.
+    :param node: the name 17.0.0's agent found in Placement for the
+        host's compute node (``hostname`` by default).
     """
     CONF(['--config-file', config_file], project='cyborg')
     rpc.init(CONF)
@@ -321,7 +326,7 @@ def main(config_file, hostname=None, kind='host'):
     ctx = context.get_admin_context()
     if hostname:
         {'host': _reported_host, 'qat': _reported_qat_host}[kind](
-            ctx, hostname)
+            ctx, hostname, node or hostname)
     else:
         fpga, gpu = _hardware(ctx)
         fpga_profile, gpu_profile, _unused = _profiles(ctx)

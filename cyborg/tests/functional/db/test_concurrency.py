@@ -124,7 +124,7 @@ class _Concurrency:
         refused = [r for r in results if isinstance(r, Exception)]
         self.assertEqual(len(self.handles), len(bound))
         self.assertEqual({h.id for h in self.handles},
-                         {r.attach_handle_id for r in bound})
+                         {r.arq.attach_handle_id for r in bound})
         self.assertEqual(
             {exception.AttachHandleUnavailable},
             {type(r) for r in refused})

@@ -175,12 +175,14 @@ class _Upgrade:
                    if device['device_state'] == 'cleaning' else device
                    for device in theirs['devices']]
         self.carried(devices, get('devices'), skip=('id', 'device_state'))
-        # Each is named as our drivers name it: <host>_ goes.
-        renamed = [dict(dep, name=dep['name'].split('_', 1)[1])
-                   for dep in theirs['deployables']]
-        self.assertEqual(['0000:5e:00.0', '0000:5e:00.0_region1',
-                          '0000:3b:00.0'], [d['name'] for d in renamed])
-        self.carried(renamed, get('deployables'), skip=('id',))
+        # Each is stored as our drivers name it (<host>_ goes) and shown
+        # as 17.0.0 named it, by its provider's name.
+        self.assertEqual(
+            ['0000:5e:00.0', '0000:5e:00.0_region1', '0000:3b:00.0'],
+            [row.name for row in db_api.get_all(
+                context.get_admin_context(), 'deployable')])
+        self.carried(theirs['deployables'], get('deployables'),
+                     skip=('id',))
         self.carried(theirs['attributes'], get('attributes'))
         handles = {h['id']: h['uuid'] for h in theirs['attach_handles']}
         arqs = get('accelerator_requests', 'arqs')
@@ -371,8 +373,7 @@ class TestUpgradeSQLite(_Upgrade, base.TestCase):
         self.seed()
         with self.engine.begin() as connection:
             # The GPU offers one vGPU type, with 17.0.0's marks; the FPGA
-            # card gets a second top-level deployable, as 17.0.0 made one
-            # per virtual function of QAT and NIC cards.
+            # card gets a second top-level deployable.
             connection.execute(sa.text(
                 "UPDATE attach_handles SET attach_type = 'MDEV', "
                 "attach_info = :info WHERE attach_info LIKE '%3b%'"),
@@ -387,13 +388,13 @@ class TestUpgradeSQLite(_Upgrade, base.TestCase):
                 {'uuid': 'd0d0d0d0-0000-4000-8000-000000000004',
                  'name': 'compute-1_0000:5e:00.0'})
         code, details = self.upgrade_check()
-        self.assertEqual(WARNING, code)
-        self.assertIn('one deployable per virtual function', details)
-        self.assertIn('d0d0d0d0-0000-4000-8000-000000000004', details)
+        self.assertNotIn('d0d0d0d0-0000-4000-8000-000000000004', details)
         self.dbsync('upgrade')
+        # A GPU's vGPU deployable is named after the GPU, as our driver
+        # names that of a GPU offering one type.
         with self.engine.connect() as connection:
             self.assertEqual(
-                ['0000:3b:00.0_nvidia-222', '0000:5e:00.0',
+                ['0000:3b:00.0', '0000:5e:00.0',
                  '0000:5e:00.0_region1', '0000:5e:00.4'],
                 sorted(connection.execute(sa.text(
                     'SELECT name FROM deployables')).scalars()))

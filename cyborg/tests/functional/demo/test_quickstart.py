@@ -11,7 +11,7 @@
 # under the License.
 """The quickstart end to end: real processes, three simulated boots.
 
-Placement, the image service and Cyborg run as child processes on free
+Placement, the real Glance and Cyborg run as child processes on free
 ports, as ``tools/quickstart.sh`` starts them; the demo boots an FPGA
 instance (programmed with the demo bitstream by the stand-in fpgaconf)
 and a vGPU instance through the Nova simulator, then deletes them. With
@@ -31,6 +31,7 @@ import openstack
 import requests
 
 from cyborg.demo import nova
+from cyborg.demo import nova_sim
 from cyborg.demo import quickstart
 from cyborg.demo import quickstart_demo
 from cyborg.tests import base
@@ -65,6 +66,9 @@ class TestQuickstart(base.TestCase):
 
     def setUp(self):
         super().setUp()
+        missing = cyborg_fixtures.Glance.missing()
+        if missing:
+            self.skipTest(missing)
         self.state = self.useFixture(fixtures.TempDir()).path
         self.args = ['--state', self.state]
         for service, port in zip(quickstart.PORTS,
@@ -74,6 +78,8 @@ class TestQuickstart(base.TestCase):
 
     def _main(self, command, *argv):
         # Options after the command, as tools/quickstart.sh passes them.
+        if command == 'start':
+            argv += ('--glance-venv', str(cyborg_fixtures.Glance.VENV))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             rc = quickstart.main([command] + self.args + list(argv))
@@ -81,6 +87,26 @@ class TestQuickstart(base.TestCase):
 
     def _port(self, service):
         return self.args[self.args.index('--%s-port' % service) + 1]
+
+    def _nova_sim(self, *argv):
+        """``cyborg-nova-sim`` as the quickstart's summary says to run it."""
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            rc = nova_sim.main([
+                '--cyborg', 'http://127.0.0.1:%s/v2' % self._port('api'),
+                '--placement', 'http://127.0.0.1:%s' % self._port(
+                    'placement'),
+                '--events-port', self._port('nova'),
+                '--state-dir', self.state] + list(argv))
+        return rc, out.getvalue()
+
+    def _arq_states(self, instance):
+        """The states of the accelerator requests of ``instance``."""
+        response = requests.get(
+            'http://127.0.0.1:%s/v2/accelerator_requests' % self._port('api'),
+            params={'instance': instance})
+        self.assertEqual(200, response.status_code, response.text)
+        return [arq['state'] for arq in response.json()['arqs']]
 
     def _logs(self):
         """The end of each service's log, for a failure's message."""
@@ -143,10 +169,27 @@ class TestQuickstart(base.TestCase):
         self.assertEqual(
             {'demo-fpga-aes', 'demo-vgpu', 'demo-fake-device'},
             {p.name for p in conn.accelerator.device_profiles()})
-        # Running it again is safe: the same services, the same demo.
-        rc, output = self._main('demo')
+        # Running it again is safe whatever the user did in between: an
+        # instance booted as the summary says uses a demo profile, and a
+        # clouds.yaml names a Keystone that no longer runs.
+        rc, output = self._nova_sim(
+            'boot', '--flavor-extra-spec', 'accel:device_profile=demo-vgpu',
+            '--name', 'vm1')
+        self.assertEqual(0, rc, output)
+        vm1 = output.split(' booted as ')[1].split()[0]
+        clouds_yaml = os.path.join(self.state, 'clouds.yaml')
+        with open(clouds_yaml, 'w') as f:
+            json.dump({'clouds': {}}, f)
+        rc, output = self._main('start')
         self.assertEqual(0, rc, output + self._logs())
+        self.assertIn('== device profile demo-vgpu (kept)', output)
         self._check_demo(output)
+        self.assertFalse(os.path.exists(clouds_yaml))
+        self.assertEqual(['Bound'], self._arq_states(vm1))
+        rc, output = self._nova_sim('delete', 'vm1')
+        self.assertEqual(0, rc, output)
+        self.assertIn('1 accelerator request(s) released', output)
+        self.assertEqual([], self._arq_states(vm1))
         rc, output = self._main('stop')
         self.assertEqual(0, rc, output)
         for name in ('all_in_one', 'glance', 'placement'):
@@ -241,9 +284,24 @@ class TestQuickstart(base.TestCase):
         rabbit = urllib.parse.urlsplit(functional.RABBIT_URL)._replace(
             path='/' + vhost).geturl()
         self.assertEqual(2, self._main('start', '--nova')[0])
-        rc, output = self._main('start', '--nova', '--nova-venv', str(venv),
-                                '--osc', str(osc), '--rabbit', rabbit)
+        start = ('start', '--nova', '--nova-venv', str(venv), '--osc',
+                 str(osc), '--rabbit', rabbit)
+        rc, output = self._main(*start)
         self.assertEqual(0, rc, output + self._logs())
+        # A server booted as the summary says, then the quickstart run
+        # again: Nova, restarted on its databases, keeps the server, and
+        # Cyborg its accelerator request; the demo boots beside it.
+        boot = output.split('  Boot:')[1].split('\n')[0].split()
+        osc_env = dict(item.split('=', 1) for item in boot if '=' in item)
+        created = subprocess.run(  # nosec B603
+            [item for item in boot if '=' not in item] + ['-f', 'json'],
+            capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **osc_env))
+        self.assertEqual(0, created.returncode, created.stderr)
+        vm1 = json.loads(created.stdout)['id']
+        rc, output = self._main(*start)
+        self.assertEqual(0, rc, output + self._logs())
+        self.assertIn('== device profile demo-vgpu (kept)', output)
         # Either FPGA (bus 5e or af) may be picked.
         for name, handle in (('vm-fpga', r'PCI \{"bus": "(5e|af)"'),
                              ('vm-vgpu', r'MDEV \{"asked_type": "nvidia-')):
@@ -268,6 +326,17 @@ class TestQuickstart(base.TestCase):
             {p: {'accel:device_profile': p}
              for _, p, _ in quickstart_demo.DEMO},
             {f['name']: f['extra_specs'] for f in flavors})
+        self.assertEqual(['ACTIVE'], [
+            s['status'] for s in compute.get('/servers/detail').json()[
+                'servers']])
+        self.assertEqual(['Bound'], self._arq_states(vm1))
+        # The restarted nova-compute deletes it, and Cyborg its request.
+        deleted = subprocess.run(  # nosec B603
+            [str(osc), 'server', 'delete', '--wait', vm1],
+            capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **osc_env))
+        self.assertEqual(0, deleted.returncode, deleted.stderr)
+        self.assertEqual([], self._arq_states(vm1))
         self.assertEqual([], compute.get('/servers').json()['servers'])
         rc, output = self._main('stop')
         self.assertEqual(0, rc, output)

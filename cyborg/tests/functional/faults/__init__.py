@@ -22,7 +22,6 @@ and that nothing leaked. The figures they log are those of
 
 import os
 
-from cyborg.demo import glance as glance_server
 from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import device_profile
 from cyborg.objects import nova_event as event_obj
@@ -45,8 +44,10 @@ class FaultTestCase(services.ServicesTestCase):
 
     def setUp(self):
         super().setUp()
-        self.glance = glance_server.ImageService().start()
-        self.addCleanup(self.glance.stop)
+        missing = cyborg_fixtures.Glance.missing()
+        if missing:
+            self.skipTest(missing)
+        self.glance = self.useFixture(cyborg_fixtures.Glance())
         self.image = self.glance.add_image(b'green bitstream')
         self.gate = os.path.join(self.tmp, 'gate')
         # A tool left waiting by a killed agent ends with the test.

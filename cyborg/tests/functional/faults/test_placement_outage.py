@@ -17,7 +17,6 @@ import time
 from oslo_log import log
 
 from cyborg import exception
-from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import functional
 from cyborg.tests.functional import faults
@@ -37,8 +36,9 @@ class TestPlacementOutage(faults.FaultTestCase):
         super().setUp()
         self.use_vhost()
         self.start_conductor(0)
-        # The agent of "short" calls its host so; Nova names its compute
-        # node by the FQDN, which only Placement ties to the host.
+        # The agent of "short" has that [DEFAULT] host; its compute node
+        # is named by the FQDN, which the agent finds in Placement and
+        # reports under, and which Nova names.
         self.plain = self.placement.hostname
         self.short = self.placement.hostname + '-b'
         self.add_host(self.short, node=self.short + '.example.org')
@@ -66,29 +66,24 @@ class TestPlacementOutage(faults.FaultTestCase):
         (plain_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         (short_arq,) = self.rpc.arq_create(self.ctx, 'fpga', 'p')
         before = self._providers()
-        # The agent of "short" recorded its compute node's name at start;
-        # forget it, as for a host whose agent has not restarted since the
-        # upgrade that records names, so that a bind naming the node must
-        # ask Placement.
-        host_obj.Host.set_compute_rp(self.ctx, self.short,
-                                     self.compute_rps[self.short])
 
         self.placement.stop()
         stopped = time.monotonic()
         # A card appears; its report reaches the database only.
         self.trees[self.plain].intel_fpga(NEW_CARD, vfs=services.VFS)
-        # A bind on the host as its agent names it needs no Placement.
+        # A bind naming the host's compute node needs no Placement.
         self.rpc.arq_apply_patch(self.ctx, {plain_arq.uuid: {
             'hostname': self.plain, 'device_rp_uuid': plain_rp,
             'instance_uuid': plain_instance}})
         self.event(plain_instance, plain_arq.uuid)
-        # One that names a compute node the database cannot tie to a host
-        # needs Placement: refused at once, the ARQ left as it was.
+        # One that names the host otherwise needs Placement (the compute
+        # node may have been renamed): refused at once, the ARQ left as
+        # it was.
         asked = time.monotonic()
         self.assertRaises(
             exception.PlacementUnavailable, self.rpc.arq_apply_patch,
             self.ctx, {short_arq.uuid: {
-                'hostname': self.nodes[self.short],
+                'hostname': self.short,
                 'device_rp_uuid': short_rp,
                 'instance_uuid': short_instance}})
         LOG.info('A bind that needs Placement was refused after %.1f s',
@@ -114,7 +109,7 @@ class TestPlacementOutage(faults.FaultTestCase):
                                 after[new_rp][0]).json()['inventories']
         self.assertEqual(services.VFS, inventory['FPGA']['total'])
 
-        # Nova tries the refused bind again.
+        # Nova tries the bind again, naming the compute node.
         self.rpc.arq_apply_patch(self.ctx, {short_arq.uuid: {
             'hostname': self.nodes[self.short], 'device_rp_uuid': short_rp,
             'instance_uuid': short_instance}})

@@ -31,12 +31,12 @@ import uuid
 import pytest
 import testtools
 
-from cyborg.demo import glance
 from cyborg.demo import nova
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
 from cyborg.demo import quickstart
 from cyborg.demo import quickstart_demo
+from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 
 VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
@@ -44,8 +44,8 @@ HOST = quickstart_demo.HOST
 NODENAME = HOST + '.example.org'
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
-#: The simulated host's QAT card has two VFs: one Placement provider with
-#: two CUSTOM_QAT.
+#: The simulated host's QAT card has two VFs: a Placement provider with
+#: one CUSTOM_QAT each (``[agent] group_virtual_functions`` off).
 QAT = {'resources:CUSTOM_QAT': '1', 'trait:CUSTOM_QAT': 'required'}
 #: What the stand-in ``fpgaconf`` of the slow binds says when it fails.
 REFUSED = 'the card refused the bitstream'
@@ -88,7 +88,7 @@ class _Cloud:
         self.quickstart = quickstart.Quickstart(
             os.path.join(self.tmp, 'cyborg'),
             dict(zip(('api', 'placement', 'glance', 'nova'), ports)),
-            nodename=NODENAME)
+            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV)
         self.nova = nova.NovaServices(
             os.path.join(self.tmp, 'nova'), VENV,
             {'api': ports[3], 'neutron': ports[4]},
@@ -96,13 +96,12 @@ class _Cloud:
             self.quickstart.url('api') + '/v2',
             self.quickstart.url('glance'), nova_rabbit, HOST,
             nodename=NODENAME)
-        self.image = glance.store_image(
-            self.quickstart.path('images'), b'a disk', name='disk', tags=())
         os.makedirs(self.nova.state, exist_ok=True)
         self.nova.setup()
         self.quickstart.start(cyborg_rabbit, register_host=False)
+        self.image = self.quickstart.demo.image('disk', b'a disk')
         self.nova.start()
-        self.quickstart.wait_for_devices(timeout=TIMEOUT)
+        self.quickstart.demo.wait_for_devices(timeout=TIMEOUT)
         self.compute = self.nova.adapter()
         self.cyborg = nova_sim.cyborg_adapter(
             self.quickstart.url('api') + '/v2')
@@ -149,7 +148,9 @@ class TestRealNova(testtools.TestCase):
         if functional.rabbitmqctl('status'):
             cls.skip_reason = 'needs rabbitmqctl for virtual hosts'
             return
-        cls.skip_reason = None
+        cls.skip_reason = cyborg_fixtures.Glance.missing()
+        if cls.skip_reason:
+            return
         cls.cloud = _Cloud()
         try:
             cls.cloud.start()
@@ -335,7 +336,7 @@ class TestRealNova(testtools.TestCase):
         return gate
 
     def _bitstream_profile(self):
-        image = self.cloud.quickstart.bitstream()
+        image = self.cloud.quickstart.demo.bitstream()
         return self._profile([{'resources:FPGA': '1',
                                'trait:CUSTOM_FPGA_INTEL': 'required',
                                'accel:bitstream_id': image['id']}])
@@ -446,16 +447,20 @@ class TestRealNova(testtools.TestCase):
         self._assert_released(lost)
         self._assert_bound(won, [QAT])
         self._assert_bound(first, [QAT])
-        (qat,) = {arq['device_rp_uuid'] for s in (first, won)
-                  for arq in self._arqs(s)}
-        usages = self.placement.get('/resource_providers/%s/usages' % qat)
-        self.assertEqual({'CUSTOM_QAT': 2}, usages.json()['usages'])
+        # A provider per VF, as openstack-cyborg 17.0.0 made them.
+        vfs = {arq['device_rp_uuid'] for s in (first, won)
+               for arq in self._arqs(s)}
+        self.assertEqual(2, len(vfs))
+
+        def used():
+            return [self.placement.get('/resource_providers/%s/usages' % rp)
+                    .json()['usages'] for rp in sorted(vfs)]
+        self.assertEqual([{'CUSTOM_QAT': 1}] * 2, used())
         for server in (first, won, lost):
             self._delete_server(server)
         functional.wait('the ARQs deleted', lambda: not any(
             self._arqs(s) for s in (first, won)))
-        usages = self.placement.get('/resource_providers/%s/usages' % qat)
-        self.assertEqual({'CUSTOM_QAT': 0}, usages.json()['usages'])
+        self.assertEqual([{'CUSTOM_QAT': 0}] * 2, used())
 
     def test_bind_failing_while_nova_waits(self):
         server, gate, arq, claimed = self._boot_binding_slowly()

@@ -53,7 +53,9 @@ class TestResourceTracker(base.TestCase):
         (sent,) = self.conductor.reports
         self.assertEqual('host1', sent.hostname)
         self.assertEqual(['FPGA', 'QAT'], [d.type for d in sent.devices])
-        self.assertEqual(4, sent.devices[1].deployables[0].num_accelerators)
+        # One deployable per QAT VF.
+        self.assertEqual([1] * 4, [dep.num_accelerators
+                                   for dep in sent.devices[1].deployables])
 
     def test_unchanged_report_is_not_sent_again(self):
         self.assertTrue(self.tracker.report())
@@ -95,7 +97,7 @@ class TestResourceTracker(base.TestCase):
             ['generic_pci_driver']))
         error = self.assertRaises(exception.InvalidDriverReport,
                                   self.tracker.report)
-        self.assertIn('0000:3d:00.0 is also reported by intel_qat_driver',
+        self.assertIn('0000:3d:00.1 is also reported by intel_qat_driver',
                       str(error))
 
     def test_periodic_loop_and_trigger(self):

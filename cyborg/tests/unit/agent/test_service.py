@@ -27,25 +27,66 @@ GPU = '0000:3b:00.0'
 MDEV = 'b1d7d1f2-5a9e-4d8e-9f0a-1c2b3d4e5f60'
 
 
+class _Conductor:
+    """A conductor RPC client whose Placement fails for one name."""
+
+    def __init__(self, failing):
+        self.failing = failing
+        self.lookups = []
+
+    def compute_node_rp(self, context, hostname, rp_name, timeout=None):
+        self.lookups.append(rp_name)
+        if rp_name == self.failing:
+            raise exception.PlacementUnavailable(reason='HTTP 503')
+        return 'rp-' + rp_name
+
+
 class TestWaitForComputeNode(base.TestCase):
 
     def setUp(self):
         super().setUp()
         self.useFixture(cyborg_fixtures.RPC())
         self.log = self.useFixture(fixtures.FakeLogger())
+        self.conf.config(host='compute1')
         self.conf.config(resource_provider_name='compute1.example.org',
                          placement_wait_interval=1, group='agent')
 
     def test_waits_until_placement_knows_it(self):
         conductor = self.useFixture(cyborg_fixtures.StandInConductor(
-            not_found=1)).endpoint
-        self.assertEqual(conductor.rp_uuid, service.wait_for_compute_node(
+            not_found=1, known={'compute1.example.org'})).endpoint
+        self.assertEqual('compute1.example.org', service.wait_for_compute_node(
             conductor_rpcapi.ConductorAPI()))
-        self.assertEqual([(self.conf.conf.host, 'compute1.example.org')] * 2,
-                         conductor.lookups)
+        # Each check tries the option, then [DEFAULT] host.
+        self.assertEqual(
+            [('compute1.example.org', 'compute1.example.org'),
+             ('compute1', 'compute1'),
+             ('compute1.example.org', 'compute1.example.org')],
+            conductor.lookups)
         self.assertIn('Waiting for Placement to know compute node resource '
-                      'provider compute1.example.org (attempt 1 of 31)',
-                      self.log.output)
+                      'provider compute1.example.org or compute1 (attempt 1 '
+                      'of 31)', self.log.output)
+        self.assertNotIn('using compute1', self.log.output)
+
+    def test_falls_back_to_the_host(self):
+        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+            known={'compute1'})).endpoint
+        self.assertEqual('compute1', service.wait_for_compute_node(
+            conductor_rpcapi.ConductorAPI()))
+        self.assertEqual([('compute1.example.org', 'compute1.example.org'),
+                          ('compute1', 'compute1')], conductor.lookups)
+        self.assertIn('Placement knows no compute node resource provider '
+                      'compute1.example.org; using compute1', self.log.output)
+
+    def test_placement_failing_is_no_reason_to_fall_back(self):
+        # Placement could not say whether it has the first name: the host
+        # is not taken for another.
+        self.conf.config(placement_wait_retries=0, group='agent')
+        conductor = _Conductor(failing='compute1.example.org')
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          service.wait_for_compute_node, conductor)
+        self.assertEqual(['compute1.example.org'], conductor.lookups)
+        self.assertIn('(attempt 1 of 1): Placement cannot be reached: '
+                      'HTTP 503', self.log.output)
 
     def test_gives_up_after_the_retries(self):
         self.conf.config(placement_wait_retries=0, group='agent')
@@ -53,8 +94,10 @@ class TestWaitForComputeNode(base.TestCase):
         self.assertRaises(exception.ResourceProviderNotFound,
                           service.wait_for_compute_node,
                           conductor_rpcapi.ConductorAPI())
-        self.assertIn('Placement does not know compute node resource '
-                      'provider compute1.example.org', self.log.output)
+        self.assertIn('Placement knows no compute node resource provider '
+                      'named compute1.example.org or compute1. Start '
+                      'nova-compute on this host first, or set [agent] '
+                      'resource_provider_name', self.log.output)
 
     def test_asks_again_when_no_conductor_answers(self):
         # No conductor serves yet: each check waits for an answer only as
@@ -67,12 +110,19 @@ class TestWaitForComputeNode(base.TestCase):
         self.assertIn('(attempt 2 of 2): Service unavailable: no conductor '
                       'answered compute_node_rp', self.log.output)
 
-    def test_resource_provider_name(self):
-        self.assertEqual('compute1.example.org', service.compute_node_name())
+    def test_compute_node_names(self):
+        self.assertEqual(['compute1.example.org', 'compute1'],
+                         service.compute_node_names())
+        # Unset, the option is the FQDN, whatever it is.
         self.conf.config(resource_provider_name=None, group='agent')
-        self.useFixture(fixtures.MonkeyPatch('socket.getfqdn',
-                                             lambda: 'localhost'))
-        self.assertEqual(self.conf.conf.host, service.compute_node_name())
+        self.useFixture(fixtures.MonkeyPatch(
+            'socket.getfqdn', lambda: 'localhost.localdomain'))
+        self.assertEqual(['localhost.localdomain', 'compute1'],
+                         service.compute_node_names())
+        # A name is tried once.
+        self.conf.config(host='localhost.localdomain')
+        self.assertEqual(['localhost.localdomain'],
+                         service.compute_node_names())
 
 
 class TestAgentService(base.TestCase):
@@ -99,7 +149,7 @@ class TestAgentService(base.TestCase):
         (sent,) = self.conductor.wait_for_reports(1)
         self.assertEqual('host1', sent.hostname)
         self.assertEqual(
-            [fake.DEPLOYABLE, GPU + '_nvidia-222'],
+            [fake.DEPLOYABLE, GPU],
             [dep.name for dev in sent.devices for dep in dev.deployables])
 
     def test_reset_discovers_again_at_once(self):

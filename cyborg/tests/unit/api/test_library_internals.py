@@ -14,7 +14,8 @@
 ``cyborg.api.app`` remembers signatures that pecan and oslo.middleware
 read on every request, through names that are not their public API; the
 health check sets oslo.middleware's private ``_show_details``; objects
-load rows through oslo.versionedobjects' ``_get_attrname``. Each test
+load rows through oslo.versionedobjects' ``_get_attrname``; ``import
+cyborg`` marks eventlet missing so that no library imports it. Each test
 fails the day the library renames the name or stops looking it up where
 Cyborg relies on it, so no speed-up or setting can silently stop working
 nor break a request. ``doc/source/contributor/performance.rst`` lists
@@ -22,6 +23,8 @@ them (Library internals).
 """
 
 import inspect
+import subprocess  # nosec B404
+import sys
 
 from oslo_middleware import base as middleware_base
 from oslo_middleware import healthcheck as middleware_healthcheck
@@ -73,3 +76,14 @@ class TestLibraryInternals(testtools.TestCase):
         self.assertEqual('_obj_name', ovo_base._get_attrname('name'))
         self.assertEqual('x', getattr(profile,
                                       ovo_base._get_attrname('name')))
+
+    def test_no_library_imports_eventlet_after_cyborg(self):
+        # The libraries that import eventlet when it is installed, as
+        # they are imported by a service that imported cyborg first.
+        code = ('import sys, cyborg, oslo_messaging, futurist, '
+                'oslo_utils.eventletutils, oslo_privsep.daemon, '
+                'oslo_service.service; '
+                'print(sys.modules["eventlet"], "dns" in sys.modules)')
+        done = subprocess.run([sys.executable, '-c', code],  # nosec B603
+                              capture_output=True, text=True, check=True)
+        self.assertEqual('None False', done.stdout.strip(), done.stderr)

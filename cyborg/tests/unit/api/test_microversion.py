@@ -32,9 +32,9 @@ class TestVersions(base.TestCase):
 
     def test_pinned_history(self):
         # Released versions never change meaning; append, never edit.
-        self.assertEqual(['2.0', '2.1', '2.2', '2.3', '2.4', '2.5'],
+        self.assertEqual(['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6'],
                          [v for v, _n in microversion.VERSIONS])
-        self.assertEqual((2, 5), microversion.MAX_VERSION)
+        self.assertEqual((2, 6), microversion.MAX_VERSION)
 
     def test_named_versions_are_in_the_list(self):
         known = {microversion.Version.parse(v)
@@ -42,7 +42,8 @@ class TestVersions(base.TestCase):
         for named in (microversion.PROJECT_ID_IN_BIND,
                       microversion.PROFILE_BY_NAME,
                       microversion.DEVICE_STATUS, microversion.PAGING,
-                      microversion.PROFILE_LIFECYCLE):
+                      microversion.PROFILE_LIFECYCLE,
+                      microversion.OWN_FORMATS):
             self.assertIn(named, known)
 
 
@@ -56,15 +57,15 @@ class TestHeader(base.TestCase):
         for value, expected in (('accelerator 2.2', (2, 2)),
                                 ('ACCELERATOR 2.3', (2, 3)),
                                 ('2.1', (2, 1)),
-                                ('accelerator latest', (2, 5)),
-                                ('latest', (2, 5)),
+                                ('accelerator latest', (2, 6)),
+                                ('latest', (2, 6)),
                                 ('compute 2.60, accelerator 2.1', (2, 1)),
                                 ('compute 2.60', (2, 0))):
             self.assertEqual(expected, microversion.from_header(value),
                              value)
 
     def test_refused(self):
-        for value in ('accelerator 2.6', 'accelerator 1.0', '3.0',
+        for value in ('accelerator 2.7', 'accelerator 1.0', '3.0',
                       'accelerator 2', 'accelerator 2.x', 'nonsense'):
             self.assertRaises(exception.NotAcceptable,
                               microversion.from_header, value)
@@ -73,7 +74,7 @@ class TestHeader(base.TestCase):
         headers = microversion.response_headers(microversion.Version(2, 3))
         self.assertEqual('accelerator 2.3', headers['OpenStack-API-Version'])
         self.assertEqual('2.0', headers['OpenStack-API-Minimum-Version'])
-        self.assertEqual('2.5', headers['OpenStack-API-Maximum-Version'])
+        self.assertEqual('2.6', headers['OpenStack-API-Maximum-Version'])
         self.assertEqual('OpenStack-API-Version', headers['Vary'])
         self.assertNotIn('OpenStack-API-Version',
                          microversion.response_headers())

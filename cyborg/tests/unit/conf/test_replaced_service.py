@@ -74,9 +74,7 @@ passthrough_whitelist = {"vendor_id": "8086", "product_id": "0d5c"}
 IGNORED = [('DEFAULT', 'pybasedir'), ('DEFAULT', 'bindir'),
            ('DEFAULT', 'fatal_exception_format_errors'),
            ('api', 'api_paste_config'), ('api', 'enable_ssl_api'),
-           ('database', 'mysql_engine'), ('gpu_devices', 'filter_sriov_vfs'),
-           ('nic_devices', 'enabled_nic_types'),
-           ('x710_static', 'function_device_mappings')]
+           ('database', 'mysql_engine')]
 
 
 class TestReplacedServiceConfig(base.TestCase):
@@ -125,10 +123,7 @@ class TestReplacedServiceConfig(base.TestCase):
         for group, name in IGNORED:
             self.assertIn('Option "%s" from group "%s" is deprecated for '
                           'removal' % (name, group), self.log.output)
-        self.assertIn('Option "filter_sriov_vfs" from group "gpu_devices" '
-                      'is deprecated for removal (the virtual functions of '
-                      'SR-IOV GPUs are never offered as whole GPUs',
-                      self.log.output)
+        self.assertNotIn('filter_sriov_vfs', self.log.output)
 
     def test_drivers_read_the_old_groups(self):
         drivers = drivers_base.load(CONF.agent.enabled_drivers)

@@ -177,8 +177,9 @@ class TestAcceleratorRequests(base.TestCase):
     def test_claim_that_finishes_binds_a_pci_handle_at_once(self):
         arq = self._bind_started()
         statements = self._statements()
-        bound = arq_db.claim_handle(self.admin_context, arq.uuid,
-                                    self.deployable.id, finish=True)
+        bound, finished = arq_db.claim_handle(
+            self.admin_context, arq.uuid, self.deployable.id, finish=True)
+        self.assertTrue(finished)
         # The ARQ locked and loaded, a free handle found with its type and
         # claimed, the ARQ given it, then Bound with Nova's event, and read.
         self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'UPDATE', 'UPDATE',
@@ -193,12 +194,13 @@ class TestAcceleratorRequests(base.TestCase):
 
     def test_resumed_claim_keeps_its_handle_and_finishes(self):
         arq = self._bind_started()
-        claimed = arq_db.claim_handle(self.admin_context, arq.uuid,
-                                      self.deployable.id)
-        self.assertEqual(states.BIND_STARTED, claimed.state)
-        bound = arq_db.claim_handle(self.admin_context, arq.uuid,
-                                    self.deployable.id, finish=True)
-        self.assertEqual(states.BOUND, bound.state)
+        claimed, finished = arq_db.claim_handle(
+            self.admin_context, arq.uuid, self.deployable.id)
+        self.assertEqual((states.BIND_STARTED, False),
+                         (claimed.state, finished))
+        bound, finished = arq_db.claim_handle(
+            self.admin_context, arq.uuid, self.deployable.id, finish=True)
+        self.assertEqual((states.BOUND, True), (bound.state, finished))
         self.assertEqual(claimed.attach_handle_id, bound.attach_handle_id)
         self.assertEqual([(arq.instance_uuid, 'completed')], [
             (e.instance_uuid, e.status)
@@ -209,16 +211,18 @@ class TestAcceleratorRequests(base.TestCase):
             self.admin_context, pci_address='0000:3b:00.0',
             attach_type='MDEV', asked_type='nvidia-222')
         arq = self._bind_started()
-        claimed = arq_db.claim_handle(self.admin_context, arq.uuid,
-                                      deployable.id, finish=True)
-        self.assertEqual(states.BIND_STARTED, claimed.state)
+        claimed, finished = arq_db.claim_handle(
+            self.admin_context, arq.uuid, deployable.id, finish=True)
+        self.assertEqual((states.BIND_STARTED, False),
+                         (claimed.state, finished))
         self.assertEqual([], nova_event_db.take_due(self.admin_context,
                                                     10, 60))
         # Resumed, it keeps its handle, whose type is read again: still
         # an mdev to make.
-        resumed = arq_db.claim_handle(self.admin_context, arq.uuid,
-                                      deployable.id, finish=True)
-        self.assertEqual(states.BIND_STARTED, resumed.state)
+        resumed, finished = arq_db.claim_handle(
+            self.admin_context, arq.uuid, deployable.id, finish=True)
+        self.assertEqual((states.BIND_STARTED, False),
+                         (resumed.state, finished))
         self.assertEqual(claimed.attach_handle_id, resumed.attach_handle_id)
 
     def test_bind_of_arq_in_wrong_state_releases_the_handle(self):

@@ -102,9 +102,9 @@ class TestProgramming(driver_case.DriverTestCase):
 
     def test_function_from_image_when_the_card_cannot_show_it(self):
         xilinx = xilinx_fpga.XilinxFpgaDriver()
-        self._program(xilinx, '0000:65:00.1', self._image())
+        self._program(xilinx, '0000:65:00.0', self._image())
         self.assertEqual('--user', self.xbmgmt.calls[0][3])
-        dep = self.deployables(self.discover(xilinx))['0000:65:00.1']
+        dep = self.deployables(self.discover(xilinx))['0000:65:00.0']
         self.assertIn(FUNCTION_TRAIT, self.traits(dep))
 
     def test_topology_becomes_the_deployable_tree(self):
@@ -140,6 +140,27 @@ class TestProgramming(driver_case.DriverTestCase):
         dep = self.deployables(self.discover(self.intel))['0000:5e:00.0']
         self.assertIsNone(dep.bitstream_id)
         self.assertNotIn(FUNCTION_TRAIT, self.traits(dep))
+        # Forgotten for good: a restarted agent does not report it either.
+        dep = self.deployables(self.discover(
+            intel_fpga.IntelFpgaDriver()))['0000:5e:00.0']
+        self.assertIsNone(dep.bitstream_id)
+
+    def test_a_restarted_agent_reports_what_it_loaded(self):
+        self._program(self.intel, '0000:5e:00.0', self._image(
+            topology=json.dumps(SEED_TOPOLOGY)))
+        # A new driver, as the agent makes when it starts again.
+        deps = self.deployables(self.discover(intel_fpga.IntelFpgaDriver()))
+        self.assertEqual('c1b5a4e0-0000-4000-8000-000000000001',
+                         deps['0000:5e:00.0'].bitstream_id)
+        self.assertEqual('0000:5e:00.0', deps['0000:5e:00.2'].parent_name)
+
+    def test_an_unreadable_record_is_ignored(self):
+        self._program(self.intel, '0000:5e:00.0', self._image())
+        with open(self.intel._loaded_file, 'w') as f:
+            f.write('{"0000:5e:00.0": 3}')
+        dep = self.deployables(self.discover(
+            intel_fpga.IntelFpgaDriver()))['0000:5e:00.0']
+        self.assertIsNone(dep.bitstream_id)
 
 
 class TestRunTool(base.TestCase):

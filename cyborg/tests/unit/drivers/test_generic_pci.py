@@ -44,13 +44,22 @@ class TestDiscovery(driver_case.DriverTestCase):
         devices = self._discover({'vendor_id': '1d0f', 'product_id': 'efa1'})
         deps = self.deployables(devices)
         self.assertEqual(['0000:81:00.0', '0000:82:00.0'], list(deps))
-        self.assertEqual({'rc': 'CUSTOM_PCI_1D0F_EFA1'},
+        # The replaced service's class, type and product trait; its vendor
+        # trait and driver_name only name the vendors it knew.
+        self.assertEqual({'rc': 'CUSTOM_PCI',
+                          'trait0': 'CUSTOM_PCI_PRODUCT_ID_EFA1'},
                          self.attributes(deps['0000:81:00.0']))
+        self.assertEqual('1D0F', deps['0000:81:00.0'].driver_name)
         self.assertEqual(['0000:81:00.0'],
                          self.addresses(deps['0000:81:00.0']))
-        self.assertEqual(('PCI', '1d0f', '1d0f:efa1'),
+        self.assertEqual(('GPU', '1d0f', '1d0f:efa1'),
                          (devices[0].type, devices[0].vendor,
                           devices[0].model))
+        self.conf.config(placement_names='descriptive', group='agent')
+        deps = self.deployables(self._discover({'vendor_id': '1d0f',
+                                                'product_id': 'efa1'}))
+        self.assertEqual({'rc': 'CUSTOM_PCI_1D0F_EFA1'},
+                         self.attributes(deps['0000:81:00.0']))
 
     def test_resource_class_and_traits(self):
         deps = self.deployables(self._discover({
@@ -77,10 +86,15 @@ class TestDiscovery(driver_case.DriverTestCase):
             deps = self.deployables(self._discover({'address': address}))
             self.assertEqual(expected, list(deps), address)
 
-    def test_vfs_grouped_under_their_pf(self):
-        deps = self.deployables(self._discover({
-            'vendor_id': '8086', 'product_id': '154c',
-            'physical_network': 'physnet2'}))
+    def test_vfs_offered_each_or_grouped_under_their_pf(self):
+        spec = {'vendor_id': '8086', 'product_id': '154c',
+                'physical_network': 'physnet2'}
+        deps = self.deployables(self._discover(spec))
+        self.assertEqual(['0000:18:02.0', '0000:18:02.1'], sorted(deps))
+        self.assertEqual('INTEL', deps['0000:18:02.0'].driver_name)
+        self.conf.config(group_virtual_functions=True, group='agent')
+        deps = self.deployables(self._discover(spec))
+        self.assertEqual(['0000:18:00.0'], list(deps))
         vfs = deps['0000:18:00.0']
         self.assertEqual(['0000:18:02.0', '0000:18:02.1'],
                          self.addresses(vfs))

@@ -40,7 +40,8 @@ class TestDiscovery(driver_case.DriverTestCase):
         self.assertEqual(['0000:5e:00.0', '0000:86:00.0'],
                          ['%(domain)s:%(bus)s:%(device)s.%(function)s'
                           % d.controlpath_id.cpid_info for d in devices])
-        self.assertEqual({'FPGA'}, {d.type for d in devices})
+        self.assertEqual({('FPGA', '0x8086')},
+                         {(d.type, d.vendor) for d in devices})
         self.assertEqual(['Intel PAC Arria 10 GX', 'Intel PAC N3000'],
                          [d.model for d in devices])
         self.assertEqual({'vendor_id': '8086', 'product_id': '09c4',
@@ -50,12 +51,15 @@ class TestDiscovery(driver_case.DriverTestCase):
     def test_pac_without_vfs_or_afu(self):
         dep = self.deployables(self.discover(self.driver))['0000:5e:00.0']
         self.assertEqual('FPGA', self.attributes(dep)['rc'])
+        # The replaced service's trait of the empty port's all-zero id too.
         self.assertEqual({'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_PAC_ARRIA10',
-                          'CUSTOM_FPGA_REGION_' + IFID_HEX.upper()},
+                          'CUSTOM_FPGA_REGION_' + IFID_HEX.upper(),
+                          'CUSTOM_FPGA_REGION_INTEL_' + IFID_HEX.upper(),
+                          'CUSTOM_FPGA_FUNCTION_ID_INTEL_' + '0' * 32},
                          self.traits(dep))
         self.assertEqual(['0000:5e:00.0'], self.addresses(dep))
         self.assertEqual(1, dep.num_accelerators)
-        self.assertEqual('intel_fpga_driver', dep.driver_name)
+        self.assertEqual('intel', dep.driver_name)
         self.assertIsNone(dep.bitstream_id)
 
     def test_n3000_with_vfs_and_afu(self):
@@ -64,10 +68,16 @@ class TestDiscovery(driver_case.DriverTestCase):
         dep = deps['0000:86:00.0']
         self.assertEqual(['0000:86:00.1', '0000:86:00.2'],
                          self.addresses(dep))
-        self.assertEqual({'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_N3000',
-                          'CUSTOM_FPGA_REGION_' + IFID_HEX.upper(),
-                          'CUSTOM_FPGA_FUNCTION_ID_' + AFU.upper()},
-                         self.traits(dep))
+        descriptive = {'CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_N3000',
+                       'CUSTOM_FPGA_REGION_' + IFID_HEX.upper(),
+                       'CUSTOM_FPGA_FUNCTION_ID_' + AFU.upper()}
+        self.assertEqual(descriptive | {
+            'CUSTOM_FPGA_REGION_INTEL_' + IFID_HEX.upper(),
+            'CUSTOM_FPGA_FUNCTION_ID_INTEL_' + AFU.upper()},
+            self.traits(dep))
+        self.conf.config(placement_names='descriptive', group='agent')
+        dep = self.deployables(self.discover(self.driver))['0000:86:00.0']
+        self.assertEqual(descriptive, self.traits(dep))
 
     def test_regions(self):
         regions = self.driver.fpga_regions(self.scan())

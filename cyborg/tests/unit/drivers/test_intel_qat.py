@@ -28,14 +28,26 @@ class TestDiscovery(driver_case.DriverTestCase):
         devices = self.discover(intel_qat.IntelQatDriver())
         self.assertEqual(['Intel QAT C62X', 'Intel QAT 4XXX'],
                          [d.model for d in devices])
-        self.assertEqual({'QAT'}, {d.type for d in devices})
-        deps = self.deployables(devices)
+        self.assertEqual({('QAT', '0x8086')},
+                         {(d.type, d.vendor) for d in devices})
+        # One deployable per VF, as the replaced service made them.
+        vfs = ['0000:3d:00.1', '0000:3d:00.2', '0000:3d:00.3']
+        deps = self.deployables(devices[:1])
+        self.assertEqual(vfs, list(deps))
+        for vf in vfs:
+            self.assertEqual([vf], self.addresses(deps[vf]))
+            self.assertEqual({'rc': 'CUSTOM_QAT', 'trait0': 'CUSTOM_QAT',
+                              'trait1': 'CUSTOM_QAT_C62X'},
+                             self.attributes(deps[vf]))
+            self.assertEqual('intel', deps[vf].driver_name)
+
+    def test_vfs_grouped_on_request(self):
+        self.conf.config(group_virtual_functions=True, group='agent')
+        deps = self.deployables(self.discover(intel_qat.IntelQatDriver()))
         c62x = deps['0000:3d:00.0']
+        self.assertEqual(['0000:3d:00.0', '0000:6b:00.0'], list(deps))
         self.assertEqual(['0000:3d:00.1', '0000:3d:00.2', '0000:3d:00.3'],
                          self.addresses(c62x))
-        self.assertEqual({'rc': 'CUSTOM_QAT', 'trait0': 'CUSTOM_QAT',
-                          'trait1': 'CUSTOM_QAT_C62X'},
-                         self.attributes(c62x))
 
     def test_pf_without_vfs_and_services(self):
         deps = self.deployables(self.discover(intel_qat.IntelQatDriver()))

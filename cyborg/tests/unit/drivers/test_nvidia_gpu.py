@@ -11,6 +11,7 @@
 # under the License.
 """The NVIDIA GPU driver: whole GPUs, vGPU types, SR-IOV."""
 
+from cyborg.common import pci_address
 from cyborg.conf import gpu_devices
 from cyborg.drivers import nvidia_gpu
 from cyborg.tests.unit.drivers import driver_case
@@ -39,25 +40,38 @@ class TestDiscovery(driver_case.DriverTestCase):
         return self.discover(nvidia_gpu.NvidiaGpuDriver())
 
     def test_whole_gpus_without_vgpu_types(self):
+        self.conf.config(filter_sriov_vfs=True, group='gpu_devices')
         devices = self._discover()
         deps = self.deployables(devices)
-        # The A100 has VFs enabled: neither it nor its VFs are whole GPUs.
-        self.assertEqual([T4, A10], sorted(deps))
-        self.assertEqual(['NVIDIA Tesla T4', 'NVIDIA A10'],
-                         [d.model for d in devices])
+        # The A100 has VFs enabled: they are kept back, not the GPU.
+        self.assertEqual([T4, A100, A10], sorted(deps))
+        self.assertEqual(['NVIDIA Tesla T4', 'NVIDIA A100 PCIe 40GB',
+                          'NVIDIA A10'], [d.model for d in devices])
         t4 = deps[T4]
         self.assertEqual('PGPU', self.attributes(t4)['rc'])
-        self.assertEqual({'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_1EB8'},
-                         self.traits(t4))
+        # The replaced service's trait, beside the descriptive ones.
+        self.assertEqual({'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_1EB8',
+                          'CUSTOM_NVIDIA_1EB8'}, self.traits(t4))
+        self.assertEqual('NVIDIA', t4.driver_name)
+        self.conf.config(placement_names='descriptive', group='agent')
+        self.assertEqual(
+            {'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_1EB8'},
+            self.traits(self.deployables(self._discover())[T4]))
         self.assertEqual([T4], self.addresses(t4))
         self.assertEqual('PCI', t4.attach_handles[0].attach_type)
 
     def test_vgpu_type_inventory(self):
+        # A GPU offering one type: its deployable is named after it.
+        self.conf.config(filter_sriov_vfs=True, group='gpu_devices')
         deps = self.deployables(self._discover('nvidia-222'))
-        self.assertEqual([T4 + '_nvidia-222', A10], sorted(deps))
-        vgpu = deps[T4 + '_nvidia-222']
+        self.assertEqual([T4, A100, A10], sorted(deps))
+        vgpu = deps[T4]
         self.assertEqual('VGPU', self.attributes(vgpu)['rc'])
-        self.assertIn('CUSTOM_VGPU_TYPE_NVIDIA_222', self.traits(vgpu))
+        # The model part of the type's name ("GRID nvidia-222" here) makes
+        # the replaced service's trait.
+        self.assertEqual({'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_1EB8',
+                          'CUSTOM_VGPU_TYPE_NVIDIA_222',
+                          'CUSTOM_NVIDIA_1EB8_NVIDIA_222'}, self.traits(vgpu))
         self.assertEqual(16, vgpu.num_accelerators)
         handle = vgpu.attach_handles[0]
         self.assertEqual('MDEV', handle.attach_type)
@@ -69,34 +83,51 @@ class TestDiscovery(driver_case.DriverTestCase):
         self.tree.mdev('b1d7d1f2-5a9e-4d8e-9f0a-1c2b3d4e5f60', T4,
                        'nvidia-222')
         deps = self.deployables(self._discover('nvidia-222'))
-        self.assertEqual(16, deps[T4 + '_nvidia-222'].num_accelerators)
+        self.assertEqual(16, deps[T4].num_accelerators)
 
     def test_several_types(self):
+        # A GPU offering several types: a deployable per type.
         deps = self.deployables(self._discover('nvidia-222', 'nvidia-223'))
         self.assertEqual(8, deps[T4 + '_nvidia-223'].num_accelerators)
+        self.assertEqual(16, deps[T4 + '_nvidia-222'].num_accelerators)
         self.assertNotIn(T4, deps)
+
+    def test_virtual_functions_offered_whole_as_the_replaced_service(self):
+        devices = self._discover()
+        vfs = ['0000:af:00.1', '0000:af:00.2', '0000:af:00.3']
+        self.assertEqual([T4, A100] + vfs + [A10],
+                         [self.addresses(d.deployables[0])[0]
+                          for d in devices])
+        for device in devices[2:5]:
+            deployable, = device.deployables
+            self.assertEqual('PGPU', self.attributes(deployable)['rc'])
+            self.assertEqual(self.addresses(deployable),
+                             [deployable.name])
+            self.assertEqual(
+                deployable.name, pci_address.join(
+                    device.controlpath_id.cpid_info))
 
     def test_vgpus_on_virtual_functions(self):
         deps = self.deployables(self._discover('nvidia-471'))
-        vgpu = deps[A100 + '_nvidia-471']
+        vgpu = deps[A100]
         self.assertEqual(['0000:af:00.1', '0000:af:00.2', '0000:af:00.3'],
                          self.addresses(vgpu))
         self.assertEqual({'MDEV'},
                          {h.attach_type for h in vgpu.attach_handles})
         self.assertIn('CUSTOM_GPU_PRODUCT_ID_20F1', self.traits(vgpu))
-        self.assertEqual([T4, A100 + '_nvidia-471', A10], list(deps))
+        self.assertEqual([T4, A100, A10], list(deps))
 
     def test_type_groups_pick_the_gpus_of_a_type(self):
         # [vgpu_<type>] device_addresses, as the replaced service read it.
         self.conf.config(enabled_vgpu_types=['nvidia-222', 'nvidia-223'],
-                         group='gpu_devices')
+                         filter_sriov_vfs=True, group='gpu_devices')
         gpu_devices.register_type_opts(self.conf.conf)
         self.assertEqual(
-            [T4 + '_nvidia-222', T4 + '_nvidia-223', A10],
+            [T4 + '_nvidia-222', T4 + '_nvidia-223', A100, A10],
             sorted(self.deployables(self.discover(
                 nvidia_gpu.NvidiaGpuDriver()))))
         self.conf.config(device_addresses=[A10], group='vgpu_nvidia-222')
         self.assertEqual(
-            [T4 + '_nvidia-223', A10],
+            [T4, A100, A10],
             sorted(self.deployables(self.discover(
                 nvidia_gpu.NvidiaGpuDriver()))))

@@ -41,7 +41,8 @@ class TestDiscovery(driver_case.DriverTestCase):
 
     def test_drives(self):
         devices = self.discover(nvme_ssd.NvmeSsdDriver())
-        self.assertEqual({'NVME'}, {d.type for d in devices})
+        # Recorded as the replaced service's SSD driver recorded them.
+        self.assertEqual({'SSD'}, {d.type for d in devices})
         self.assertEqual('INTEL P4510', devices[2].model)
         deps = self.deployables(devices)
         self.assertEqual({'0000:01:00.0': True, '0000:02:00.0': True,
@@ -49,6 +50,17 @@ class TestDiscovery(driver_case.DriverTestCase):
                          {name: dep.attach_handles[0].in_use
                           for name, dep in deps.items()})
         free = deps['0000:03:00.0']
+        self.assertEqual({'rc': 'CUSTOM_SSD', 'trait0': 'CUSTOM_NVME',
+                          'trait1': 'CUSTOM_NVME_INTEL',
+                          'trait2': 'CUSTOM_SSD_INTEL',
+                          'trait3': 'CUSTOM_SSD_PRODUCT_ID_0A54'},
+                         self.attributes(free))
+        self.assertEqual('INTEL', free.driver_name)
+        # A vendor the replaced service did not know: its id.
+        self.assertEqual('144D', deps['0000:04:00.0'].driver_name)
+        self.conf.config(placement_names='descriptive', group='agent')
+        free = self.deployables(self.discover(nvme_ssd.NvmeSsdDriver()))[
+            '0000:03:00.0']
         self.assertEqual({'rc': 'CUSTOM_NVME', 'trait0': 'CUSTOM_NVME',
                           'trait1': 'CUSTOM_NVME_INTEL'},
                          self.attributes(free))

@@ -48,29 +48,33 @@ class TestDiscovery(driver_case.DriverTestCase):
                           'function': '0'}, u250.controlpath_id.cpid_info)
         self.assertEqual({'vbnv': 'xilinx_u250_gen3x16_xdma_shell_3_1'},
                          json.loads(u250.vendor_board_info))
+        # Named after the management function, as the replaced service
+        # named it; instances get the user function.
         (dep,) = u250.deployables
-        self.assertEqual('0000:65:00.1', dep.name)
+        self.assertEqual(('0000:65:00.0', 'XILINX'),
+                         (dep.name, dep.driver_name))
         self.assertEqual(['0000:65:00.1'], self.addresses(dep))
         self.assertEqual(
             {'CUSTOM_FPGA_XILINX', 'CUSTOM_FPGA_XILINX_U250',
+             'CUSTOM_FPGA_PRODUCT_ID_5004',
              'CUSTOM_FPGA_REGION_' + IFACE.replace('-', '').upper(),
              'CUSTOM_FPGA_FUNCTION_ID_' + XCLBIN.replace('-', '').upper()},
             self.traits(dep))
 
     def test_empty_card_has_no_function_trait(self):
-        dep = self.deployables(self.discover(self.driver))['0000:b3:00.1']
+        dep = self.deployables(self.discover(self.driver))['0000:b3:00.0']
         self.assertNotIn('CUSTOM_FPGA_FUNCTION_ID',
                          ' '.join(self.traits(dep)))
         self.assertIn('CUSTOM_FPGA_XILINX_U280', self.traits(dep))
 
     def test_regions_list_every_shell_partition(self):
-        region = self.driver.fpga_regions(self.scan())['0000:65:00.1']
+        region = self.driver.fpga_regions(self.scan())['0000:65:00.0']
         self.assertEqual(('Xilinx', 'U250', IFACE.replace('-', ''), LOGIC),
                          (region.vendor, region.board, region.region_type,
                           region.shell_ids))
 
     def test_xbmgmt_commands(self):
-        region = self.driver.fpga_regions(self.scan())['0000:65:00.1']
+        region = self.driver.fpga_regions(self.scan())['0000:65:00.0']
         self.assertEqual(
             ['xbmgmt', 'program', '--device', '0000:65:00.0', '--user',
              '/tmp/a.xclbin', '--force'],

@@ -163,7 +163,7 @@ class TestPersistence(base.TestCase):
         self.assertIsNone(arq.attach_handle_uuid)
         arq.update_state(self.admin_context, states.BIND_STARTED,
                          values={'hostname': 'host1'})
-        arq.claim_handle(self.admin_context, dep.id)
+        self.assertFalse(arq.claim_handle(self.admin_context, dep.id))
         arq.update_state(self.admin_context, states.BOUND)
         self.assertEqual(states.BOUND, arq.state)
         self.assertEqual('PCI', arq.attach_handle_type)
