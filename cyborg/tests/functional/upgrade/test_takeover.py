@@ -369,16 +369,18 @@ class TestTakeover(services.ServicesTestCase):
     def devices(self):
         """[(compute node, PCI address)] of every device row, sorted.
 
-        A row is named by its host as either release records it.
+        A row is named by its host as either release records it; its
+        address is None while 17.0.0 has yet to write its control path.
         """
         nodes = {name: node for host, node, _rp in HOSTS
                  for name in (host, node)}
         return sorted(
-            (nodes[row['hostname']], pci_address.address_of(
+            ((nodes[row['hostname']], pci_address.address_of(
                 json.loads(row['cpid_info'] or 'null')))
-            for row in self.rows(
+             for row in self.rows(
                 'SELECT d.hostname, c.cpid_info FROM devices d LEFT JOIN '
-                'controlpath_ids c ON c.device_id = d.id'))
+                'controlpath_ids c ON c.device_id = d.id')),
+            key=lambda device: (device[0], device[1] or ''))
 
     def deployables(self):
         """{(uuid, provider)} of every deployable, as the API shows them.
