@@ -85,11 +85,8 @@ def _names_host(context, name, hostname):
     """
     if name == hostname:
         return True
-    try:
-        host = host_obj.Host.get_by_hostname(context, hostname)
-    except exception.HostNotFound:
-        return False
-    if host.compute_rp_uuid is None:
+    host = host_obj.Host.placed(context, hostname)
+    if host is None:
         return False
     if name == host.compute_rp_name:
         return True

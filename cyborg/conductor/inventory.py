@@ -127,11 +127,8 @@ def _compute_node(context, hostname, devices, client):
                 for device in devices} - {None}
     if reported <= host_obj.Host.device_addresses(context, hostname):
         return None
-    try:
-        host = host_obj.Host.get_by_hostname(context, hostname)
-    except exception.HostNotFound:
-        return None
-    if host.compute_rp_uuid is None:
+    host = host_obj.Host.placed(context, hostname)
+    if host is None:
         return None
     tree = set()
     if host_obj.Host.unplaced_hostnames(context):

@@ -45,11 +45,8 @@ def sync(context, hostname, owner, client=None):
     :raises HostLeaseHeld: another conductor is working on the host.
     :raises PlacementUnavailable: Placement cannot be reached.
     """
-    try:
-        host = host_obj.Host.get_by_hostname(context, hostname)
-    except exception.HostNotFound:
-        host = None
-    if host is None or host.compute_rp_uuid is None:
+    host = host_obj.Host.placed(context, hostname)
+    if host is None:
         LOG.info('Host %s has no compute node provider yet; its devices '
                  'reach Placement once its agent has found it', hostname)
         return None

@@ -22,6 +22,7 @@ from oslo_utils import versionutils
 from cyborg.db import host as host_db
 from cyborg.db import host_names as host_names_db
 from cyborg.db import inventory as inventory_db
+from cyborg import exception
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -50,6 +51,19 @@ class Host(base.StoredObject):
     def get_by_hostname(cls, context, hostname):
         """:raises HostNotFound: no agent reported from ``hostname``."""
         return cls._from_db_object(context, host_db.get(context, hostname))
+
+    @classmethod
+    def placed(cls, context, hostname):
+        """The host, or None while its compute node provider is unknown.
+
+        An agent records the provider before its first report, so a host
+        no agent ever started on has none (nor a row).
+        """
+        try:
+            host = cls.get_by_hostname(context, hostname)
+        except exception.HostNotFound:
+            return None
+        return host if host.compute_rp_uuid is not None else None
 
     @classmethod
     def list(cls, context):

@@ -23,6 +23,7 @@ from cyborg.objects import deployable
 from cyborg.objects import device
 from cyborg.objects import device_profile
 from cyborg.objects import driver_report
+from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -175,3 +176,18 @@ class TestPersistence(base.TestCase):
         arq.destroy(self.admin_context)
         self.assertRaises(exception.AcceleratorRequestNotFound,
                           arq_cls.get_by_uuid, self.admin_context, arq.uuid)
+
+
+class TestHost(base.TestCase):
+    USES_DB = True
+
+    def test_placed_only_once_its_compute_node_is_known(self):
+        ctx = self.admin_context
+        self.assertIsNone(host_obj.Host.placed(ctx, 'host1'))
+        # Its row, without a compute node provider.
+        host_obj.Host.set_compute_rp(ctx, 'host1', None)
+        self.assertIsNone(host_obj.Host.placed(ctx, 'host1'))
+        rp_uuid = uuidutils.generate_uuid()
+        host_obj.Host.set_compute_rp(ctx, 'host1', rp_uuid, 'node1')
+        self.assertEqual(rp_uuid,
+                         host_obj.Host.placed(ctx, 'host1').compute_rp_uuid)
