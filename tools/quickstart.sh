@@ -2,7 +2,7 @@
 # Run a whole Cyborg on this machine and boot three simulated instances.
 #
 #   tools/quickstart.sh [start] [--rabbit URL [--db URL]] [--no-demo]
-#                       [--keystone | --nova]
+#                       [--keystone] [--nova]
 #                                           (re)start, then run the demo
 #   tools/quickstart.sh demo                run the demo again
 #   tools/quickstart.sh status | stop
@@ -23,7 +23,8 @@
 # the fake:// transport and SQLite; with --rabbit they run as cyborg-api,
 # cyborg-conductor and cyborg-agent on RabbitMQ (and --db picks another
 # database). The agent serves a simulated host: two Intel FPGAs with VFs,
-# an NVIDIA GPU with vGPU types, a QAT card and the fake driver's device.
+# an NVIDIA GPU with vGPU types, a QAT card, a card for the generic PCI
+# driver and the fake driver's device.
 # Then the Nova boot simulator (cyborg-nova-sim, events on port 8774) boots
 # an FPGA, a vGPU and a fake-device instance, prints their <hostdev>
 # elements and deletes them. The services keep running until "stop".
@@ -32,9 +33,11 @@
 # users made.
 #
 # --keystone also runs the real Keystone (.venvs/keystone): Cyborg,
-# Placement and Glance check its tokens and <state>/clouds.yaml holds a
-# cloud per user. --nova (with --rabbit) runs the real Nova
-# (.venvs/nova-34.0.0) instead of the simulator; its demo boots with
+# Placement and Glance check its tokens, <state>/clouds.yaml holds a
+# cloud per user and <state>/tempest.conf lets Tempest
+# (tools/setup-client-venvs.sh tempest) test the services. --nova (with
+# --rabbit) runs the real Nova (.venvs/nova-34.0.0) instead of the
+# simulator, behind Keystone with --keystone; its demo boots with
 # openstack server create.
 # tools/setup-client-venvs.sh installs what they need, and the CLI.
 #

@@ -17,6 +17,11 @@
 #   .venvs/glance      Glance on SQLite with its file store, served by
 #                      cheroot (cyborg/demo/glance.py)
 #   .venvs/tempest     tempest + cyborg-tempest-plugin
+#   .venvs/neutron-29.0.0
+#                      neutron 29.0.0 (ML2, no agents, on MariaDB), served
+#                      by cheroot (cyborg/demo/neutron.py); pyroute2, which
+#                      its schema migrations import, is not among its
+#                      requirements
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Naming virtualenvs installs only those:
@@ -67,3 +72,5 @@ install_client "$root/glance" glance-manage glance==33.0.0 cheroot \
     -c tools/upper-constraints.txt
 install_client "$root/tempest" tempest tempest==47.0.0 \
     cyborg-tempest-plugin==2.8.0
+install_client "$root/neutron-29.0.0" neutron-db-manage neutron==29.0.0 \
+    PyMySQL cheroot pyroute2 -c tools/upper-constraints.txt

@@ -13,12 +13,21 @@
 
 :class:`NovaServices` runs the ``nova`` package from its own virtualenv
 (``tools/setup-client-venvs.sh`` makes ``.venvs/nova-<version>``):
-``nova-api`` (served by :mod:`cyborg.demo.nova_runner`, behind a filter
-that makes every request an admin's), ``nova-conductor``,
+``nova-api`` (served by :mod:`cyborg.demo.nova_runner`), ``nova-conductor``,
 ``nova-scheduler`` and ``nova-compute`` with the fake virt driver, which
 writes down the accelerators each guest gets. Nova keeps its API, cell0
 and cell1 databases in SQLite files and talks over RabbitMQ; Neutron is a
-stand-in answering empty lists (Nova asks it even for ``networks: none``).
+stand-in that plugs nothing (Nova asks it even for ``networks: none``).
+
+Without Keystone, a filter makes every request to the compute API an
+admin's, and Nova reaches the other services with a token they take as
+one. With a :class:`cyborg.demo.keystone.Keystone`, Nova is configured as
+devstack configures it: its API behind keystonemiddleware (``authtoken
+keystonecontext``), and the ``nova`` service user (the ``service``
+persona, with the ``service`` role) checking tokens, calling Placement
+and Neutron, and sending its token beside the user's to Cyborg and
+Glance (``[service_user]``); every service is found in Keystone's
+catalog.
 
 Everything lives under one state directory: ``nova.conf``,
 ``api-paste.ini``, the databases, ``logs/`` and the driver's records.
@@ -40,14 +49,16 @@ from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 
+from cyborg.demo import keystone as keystone_demo
+
 #: The Nova release the harness runs; its virtualenv is
 #: ``.venvs/nova-<NOVA_VERSION>``.
 NOVA_VERSION = '34.0.0'
 VENV = os.path.join('.venvs', 'nova-' + NOVA_VERSION)
 #: The compute API microversion the harness speaks.
 MICROVERSION = '2.95'
-#: The token every service sends; Nova's filter and Cyborg's noauth and
-#: Placement's noauth2 accept it.
+#: The token every service sends without Keystone; Nova's filter and
+#: Cyborg's noauth and Placement's noauth2 accept it.
 TOKEN = 'admin'  # nosec B105
 _RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        'nova_runner.py')
@@ -59,7 +70,7 @@ use = call:nova.api.openstack.urlmap:urlmap_factory
 /v2.1/+: openstack_compute_api_v21
 
 [pipeline:openstack_compute_api_v21]
-pipeline = compute_req_id faultwrap request_log sizelimit testauth
+pipeline = compute_req_id faultwrap request_log sizelimit %(auth)s
     keystonecontext osapi_compute_app_v21
 
 [pipeline:oscomputeversions]
@@ -70,6 +81,9 @@ pipeline = compute_req_id faultwrap request_log oscomputeversionapp_v2
 
 [filter:testauth]
 paste.filter_factory = nova_runner:auth_filter_factory
+
+[filter:authtoken]
+paste.filter_factory = keystonemiddleware.auth_token:filter_factory
 
 [filter:request_log]
 paste.filter_factory = nova.api.openstack.requestlog:RequestLog.factory
@@ -101,15 +115,19 @@ class NovaError(Exception):
     """A Nova service did not start; the message says where its log is."""
 
 
-def compute_adapter(url, microversion=MICROVERSION):
+def compute_adapter(url, microversion=MICROVERSION, session=None):
     """A keystoneauth adapter for the compute API at ``url`` (``/v2.1``).
 
-    Errors are answered, not raised.
+    It sends the token of ``session`` (a keystoneauth session), or
+    :data:`TOKEN`, which the test filter takes. Errors are answered, not
+    raised.
     """
-    auth = ks_loading.get_plugin_loader('admin_token').load_from_options(
-        endpoint=url, token=TOKEN)
-    return ks_adapter.Adapter(ks_session.Session(auth=auth),
-                              service_type='compute',
+    if session is None:
+        session = ks_session.Session(
+            auth=ks_loading.get_plugin_loader('admin_token')
+            .load_from_options(endpoint=url, token=TOKEN))
+    return ks_adapter.Adapter(session, service_type='compute',
+                              endpoint_override=url,
                               default_microversion=microversion,
                               raise_exc=False)
 
@@ -131,10 +149,14 @@ class NovaServices:
         agent serves as.
     :param nodename: the compute node's name, and its resource provider's,
         when it is not ``host`` (an FQDN, say).
+    :param keystone: the :class:`cyborg.demo.keystone.Keystone` whose
+        tokens the API checks, and whose catalog lists the other services,
+        Neutron's stand-in as ``network`` (the URLs above are then
+        unused); None for the test filter.
     """
 
     def __init__(self, state, venv, ports, placement_url, cyborg_url,
-                 glance_url, rabbit_url, host, nodename=None):
+                 glance_url, rabbit_url, host, nodename=None, keystone=None):
         self.state = os.path.abspath(state)
         self.venv = os.path.abspath(venv)
         self.ports = ports
@@ -144,6 +166,7 @@ class NovaServices:
         self.rabbit_url = rabbit_url
         self.host = host
         self.nodename = nodename or host
+        self.keystone = keystone
         self.conf = self.path('nova.conf')
         self.processes = {}
 
@@ -156,15 +179,46 @@ class NovaServices:
         return 'http://127.0.0.1:%d/v2.1' % self.ports['api']
 
     def adapter(self, microversion=MICROVERSION):
-        return compute_adapter(self.url, microversion)
+        """A compute adapter as an administrator."""
+        return compute_adapter(self.url, microversion, self.keystone and
+                               self.keystone.session('admin'))
 
     # --- files ------------------------------------------------------------
 
+    def _auth(self):
+        """``{section: lines}``: how Nova authenticates, finds services.
+
+        Without Keystone, Placement and Neutron take the test token, and
+        each service is at the URL given. With Keystone, as devstack
+        writes them: the ``nova`` service user checks tokens and calls
+        Placement and Neutron; Cyborg and Glance get the user's token with
+        the service user's beside it; each is found in the catalog.
+        """
+        urls = {'placement': self.placement_url, 'cyborg': self.cyborg_url,
+                'glance': self.glance_url,
+                'neutron': 'http://127.0.0.1:%d' % self.ports['neutron']}
+        if self.keystone is None:
+            sections = {section: ['endpoint_override = %s' % url]
+                        for section, url in urls.items()}
+            for section in ('placement', 'neutron'):
+                sections[section] += ['auth_type = admin_token',
+                                      'endpoint = %s' % urls[section],
+                                      'token = %s' % TOKEN]
+            return sections
+        region = 'region_name = %s' % keystone_demo.REGION
+        nova = ['auth_type = password', region] + [
+            '%s = %s' % item for item in sorted(
+                self.keystone.credentials('service').items())]
+        return {'placement': nova, 'neutron': nova, 'cyborg': [region],
+                'glance': [region],
+                'keystone_authtoken': nova + [
+                    'www_authenticate_uri = %s' % self.keystone.auth_url],
+                'service_user': ['send_service_user_token = true'] + nova}
+
     def _config(self):
-        def token(url):
-            return ['auth_type = admin_token', 'endpoint = %s' % url,
-                    'token = %s' % TOKEN, 'endpoint_override = %s' % url]
-        neutron = 'http://127.0.0.1:%d' % self.ports['neutron']
+        auth = []
+        for section, lines in self._auth().items():
+            auth += ['', '[%s]' % section] + lines
         return '\n'.join([
             '[DEFAULT]',
             'host = %s' % self.host,
@@ -183,11 +237,7 @@ class NovaServices:
             '', '[conductor]', 'workers = 1',
             '', '[scheduler]', 'workers = 1',
             # New compute nodes are mapped to cell1 by the scheduler.
-            'discover_hosts_in_cells_interval = 1',
-            '', '[placement]'] + token(self.placement_url) + [
-            '', '[cyborg]', 'endpoint_override = %s' % self.cyborg_url,
-            '', '[glance]', 'endpoint_override = %s' % self.glance_url,
-            '', '[neutron]'] + token(neutron) + [
+            'discover_hosts_in_cells_interval = 1'] + auth + [
             '', '[oslo_concurrency]', 'lock_path = %s' % self.path('locks'),
             '', '[os_vif_linux_bridge]', 'use_ipv6 = false',
             '', '[vnc]', 'enabled = false',
@@ -203,7 +253,8 @@ class NovaServices:
         # ``nova_runner`` from there.
         shutil.copy(_RUNNER, self.path('nova_runner.py'))
         with open(self.path('api-paste.ini'), 'w') as f:
-            f.write(_PASTE)
+            f.write(_PASTE % {'auth': 'testauth' if self.keystone is None
+                              else 'authtoken'})
         with open(self.conf, 'w') as f:
             f.write(self._config())
 

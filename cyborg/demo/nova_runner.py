@@ -27,13 +27,13 @@ which is not installed there), started by :mod:`cyborg.demo.nova`:
     named ``$CYBORG_NOVA_NODENAME`` (the FQDN, say), not ``[DEFAULT] host``,
     and keeps its uuid when ``nova-compute`` restarts.
 ``neutron PORT``
-    A stand-in for Neutron answering every list with an empty one: Nova
-    asks for the ports of a server even with ``networks: none``.
+    A stand-in for Neutron (:func:`neutron`): no more than Nova and
+    Tempest's scenario tests ask of it, with nothing plugged.
 
 :func:`auth_filter_factory` is the paste filter that stands in for
-Keystone's ``auth_token`` in front of the compute API: every request is
-an admin's (and the ``service`` role's, which external events need).
-Nova 34 has no ``noauth`` mode any more.
+Keystone's ``auth_token`` in front of the compute API when no Keystone
+runs: every request is an admin's (and the ``service`` role's, which
+external events need). Nova 34 has no ``noauth`` mode any more.
 
 The Nova modules are imported inside functions: this file is also part of
 Cyborg's source tree, where Nova is not installed. Every service here
@@ -45,6 +45,7 @@ import os
 import socketserver
 import sys
 import threading
+import urllib.parse
 import uuid
 from wsgiref import simple_server
 
@@ -137,28 +138,103 @@ def api(port):
     _serve(osapi_compute.application, port)
 
 
+#: The one network of the Neutron stand-in, shared, and its subnet; the
+#: stand-in gives ports no addresses. Tempest's scenario tests name it
+#: (``[compute] fixed_network_name``): Nova 34 cannot build a server with
+#: accelerators whose request names no networks (``_split_network_arqs``
+#: iterates over them, None then), as requests before microversion 2.37
+#: may.
+SUBNET = {'id': '9c1d6f0e-47b2-4c8a-8d3e-5b7a2e1f0c64', 'name': 'demo-subnet',
+          'network_id': '3a5e8a1c-5d0e-4c1e-9a59-2f5f0c8e7d41',
+          'ip_version': 4, 'cidr': '192.0.2.0/24', 'gateway_ip': None,
+          'enable_dhcp': False, 'project_id': '', 'tenant_id': ''}
+NETWORK = {'id': SUBNET['network_id'], 'name': 'demo-net', 'shared': True,
+           'router:external': False, 'status': 'ACTIVE',
+           'admin_state_up': True, 'subnets': [SUBNET['id']], 'mtu': 1500,
+           'port_security_enabled': True, 'project_id': '', 'tenant_id': ''}
+#: What the Neutron stand-in adds to what is created in a collection: a
+#: port is bound at once, to nothing.
+_DEFAULTS = {
+    'ports': {'status': 'ACTIVE', 'admin_state_up': True, 'fixed_ips': [],
+              'device_id': '', 'device_owner': '', 'security_groups': [],
+              'binding:vif_type': 'ovs', 'binding:vif_details': {}},
+    'security-groups': {'description': '', 'security_group_rules': []},
+}
+
+
 def neutron(port):
+    """Serve a stand-in for Neutron's API on ``port``, in memory.
+
+    It is not Neutron: nothing is plugged or addressed, and tokens are
+    not checked. It answers no more than Nova and Tempest's scenario tests
+    ask: the version document; in every collection (networks, ports,
+    security groups and their rules...) create, show, update, delete, and
+    list, filtered by the query's fields (``tenant_id`` and
+    ``project_id`` alike); and an empty quota (no port limit). Only
+    :data:`NETWORK` and its :data:`SUBNET` exist at first.
+    """
+    kept = {'networks': {NETWORK['id']: NETWORK},
+            'subnets': {SUBNET['id']: SUBNET}}
+    lock = threading.Lock()
+
+    def answer(start_response, status, body=None):
+        data = b'' if body is None else json.dumps(body).encode()
+        start_response(status, [('Content-Type', 'application/json'),
+                                ('Content-Length', str(len(data)))])
+        return [data]
+
+    def listed(items, query):
+        filters = {key: values for key, values in urllib.parse.parse_qs(
+            query).items() if key != 'fields'}
+        return [item for item in items if all(
+            str(item[key]) in values
+            for key, values in filters.items() if key in item)]
+
     def app(environ, start_response):
-        path = environ['PATH_INFO'].rstrip('/')
+        path = environ['PATH_INFO'].strip('/').removesuffix('.json')
+        parts = path.split('/')[1:] if path.startswith('v2.0') else None
         method = environ['REQUEST_METHOD']
-        if method == 'DELETE':
-            start_response('204 No Content', [])
-            return [b'']
-        if path in ('', '/v2.0') and method == 'GET':
-            body = {'versions': [{
+        if not parts:
+            return answer(start_response, '200 OK', {'versions': [{
                 'id': 'v2.0', 'status': 'CURRENT',
                 'links': [{'rel': 'self', 'href': 'http://127.0.0.1:%d/'
-                           'v2.0/' % port}]}]}
-        else:
-            # GET /v2.0/ports, /v2.0/security-groups.json, ...: nothing.
-            name = path.rsplit('/', 1)[-1]
-            if name.endswith('.json'):
-                name = name[:-len('.json')]
-            body = {name.replace('-', '_'): []}
-        data = json.dumps(body).encode()
-        start_response('200 OK', [('Content-Type', 'application/json'),
-                                  ('Content-Length', str(len(data)))])
-        return [data]
+                           'v2.0/' % port}]}]})
+        name, key = parts[0], '/'.join(parts[1:])
+        # security-groups: security_groups, one security_group.
+        plural = name.replace('-', '_')
+        if name == 'quotas' and key:
+            return answer(start_response, '200 OK', {'quota': {}})
+        body = json.loads(environ['wsgi.input'].read(int(
+            environ.get('CONTENT_LENGTH') or 0)) or '{}')
+        with lock:
+            items = kept.setdefault(name, {})
+            if method == 'POST':
+                item = dict(_DEFAULTS.get(name, {}), **body[plural[:-1]])
+                project = item.get('project_id') or item.get('tenant_id')
+                item.update(id=str(uuid.uuid4()), project_id=project,
+                            tenant_id=project)
+                if name == 'ports':
+                    item['mac_address'] = 'fa:16:3e:%s' % ':'.join(
+                        item['id'][i:i + 2] for i in (0, 2, 4))
+                items[item['id']] = item
+                return answer(start_response, '201 Created',
+                              {plural[:-1]: item})
+            if not key and method == 'GET':
+                return answer(start_response, '200 OK', {
+                    plural: listed(items.values(),
+                                   environ.get('QUERY_STRING', ''))})
+            if key not in items:
+                return answer(start_response, '404 Not Found', {
+                    'NeutronError': {'type': 'NotFound', 'detail': '',
+                                     'message': '%s %s not found' % (
+                                         name, key)}})
+            if method == 'DELETE':
+                del items[key]
+                return answer(start_response, '204 No Content')
+            if method == 'PUT':
+                items[key].update(body[plural[:-1]])
+            return answer(start_response, '200 OK',
+                          {plural[:-1]: items[key]})
     _serve(app, port)
 
 

@@ -14,9 +14,9 @@
 ``tools/quickstart.sh`` installs Cyborg, then runs this module. Everything
 lives under one state directory: ``cyborg.conf``, the SQLite databases,
 the simulated host's sysfs tree (two Intel FPGAs with VFs, an NVIDIA GPU
-with vGPU types, a QAT card, plus the fake driver's device), Glance's
-state (``glance/``: its database and file store), the process ids
-(``run/``) and logs (``logs/``).
+with vGPU types, a QAT card, a generic PCI card, the fake driver's
+device), Glance's state (``glance/``: its database and file store), the
+process ids (``run/``) and logs (``logs/``).
 
 ``start`` starts the real Placement, the real Glance
 (:mod:`cyborg.demo.glance`, which gets the demo bitstream's image, with
@@ -33,11 +33,12 @@ what the user made.
 
 With a Keystone virtualenv, the real Keystone runs first
 (:mod:`cyborg.demo.keystone`), Cyborg, Placement and Glance check its
-tokens, and ``clouds.yaml`` holds a cloud per user. With a Nova
-virtualenv, the real Nova's services (:mod:`cyborg.demo.nova`) run
-instead of the simulator: nova-compute registers the compute node, and
-the demo boots servers with ``openstack server create`` and prints what
-the fake virt driver got.
+tokens, ``clouds.yaml`` holds a cloud per user and ``tempest.conf``
+(:mod:`cyborg.demo.tempest_conf`) describes the services to Tempest. With
+a Nova virtualenv, the real Nova's services (:mod:`cyborg.demo.nova`) run
+instead of the simulator, behind Keystone too when it runs: nova-compute
+registers the compute node, and the demo boots servers with ``openstack
+server create`` and prints what the fake virt driver got.
 """
 
 import argparse
@@ -59,6 +60,7 @@ from cyborg.demo import placement
 from cyborg.demo import privsep
 from cyborg.demo import quickstart_demo
 from cyborg.demo import sysfs
+from cyborg.demo import tempest_conf
 
 PORTS = {'api': 6666, 'placement': 8778, 'glance': 9292, 'nova': 8774,
          'keystone': 5000, 'neutron': 9696}
@@ -76,8 +78,10 @@ HOST_DEVICES = [
     ('nvidia_gpu', '0000:3b:00.0', {'mdev_types': {'nvidia-222': 4,
                                                    'nvidia-223': 2}}),
     ('intel_qat', '0000:3d:00.0', {'vfs': 2}),
+    ('add_pci', '0000:d8:00.0', quickstart_demo.PCI_DEVICE),
 ]
-DRIVERS = 'intel_fpga_driver,nvidia_gpu_driver,intel_qat_driver,fake_driver'
+DRIVERS = ('intel_fpga_driver,nvidia_gpu_driver,intel_qat_driver,'
+           'generic_pci_driver,fake_driver')
 VGPU_TYPE = 'nvidia-222'
 #: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
 #: AFU id where the card's port shows it, as the real tool makes the
@@ -156,7 +160,7 @@ class Quickstart:
             {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
             self.url('placement'), self.url('api') + '/v2',
             self.url('glance'), None, quickstart_demo.HOST,
-            nodename=nodename) if nova_venv else None
+            nodename=nodename, keystone=self.keystone) if nova_venv else None
         self.osc = os.path.abspath(osc)
         #: What boots on the services and says where they are.
         self.demo = quickstart_demo.Demo(self)
@@ -248,6 +252,8 @@ class Quickstart:
             'placement_wait_interval = 2',
             '', '[gpu_devices]',
             'enabled_vgpu_types = %s' % VGPU_TYPE,
+            '', '[pci]', 'device_spec = %s' % json.dumps(
+                quickstart_demo.pci_device_spec()),
             '', '[fpga]',
             'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
             '', '[glance]'] + (
@@ -305,11 +311,12 @@ class Quickstart:
 
     def endpoints(self):
         """Keystone's catalog: service type: URL."""
+        # Compute is under /v2.1; Neutron's stand-in runs with the real Nova.
         return {'placement': self.url('placement'),
                 'accelerator': self.url('api') + '/v2',
-                # Nova's compute API is under /v2.1.
                 'compute': self.url('nova') + '/v2.1',
-                'image': self.url('glance')}
+                'image': self.url('glance'),
+                **({'network': self.url('neutron')} if self.nova else {})}
 
     def _pid(self, name):
         """The pid of service ``name`` if it runs, else None."""
@@ -348,18 +355,20 @@ class Quickstart:
         return [(name, self._pid(name)) for name in names]
 
     def stop(self):
-        for name, pid in self.services():
+        # All at once: several take seconds to stop gracefully.
+        services = self.services()
+        for name, pid in services:
             if pid is not None:
                 quickstart_demo.echo('== stopping %s (pid %d)' % (name, pid))
                 os.kill(pid, signal.SIGTERM)
-                deadline = time.monotonic() + 30
-                while (self._pid(name) is not None and
-                       time.monotonic() < deadline):
-                    time.sleep(0.2)
-                if self._pid(name) is not None:
-                    # Each service leads a session of its own: kill its
-                    # workers too, which would keep its port.
-                    os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        for name, pid in services:
+            while self._pid(name) is not None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if self._pid(name) is not None:
+                # Each service leads a session of its own: kill its
+                # workers too, which would keep its port.
+                os.killpg(pid, signal.SIGKILL)
             os.unlink(self.path('run', name + '.pid'))
 
     def _wait_http(self, name, url, timeout=120):
@@ -425,10 +434,11 @@ class Quickstart:
                         '--config-file', self.conf, 'upgrade'], check=True,
                        cwd=self.state)
         commands = dict(self._commands(rabbit))
-        # Keystone writes it once it is ready; without Keystone, one left
-        # by an earlier run would name a Keystone that does not run.
-        if os.path.exists(self.path('clouds.yaml')):
-            os.unlink(self.path('clouds.yaml'))
+        # Written once Keystone is ready; without Keystone, those left by
+        # an earlier run would name a Keystone that does not run.
+        for name in ('clouds.yaml',) + tempest_conf.FILES:
+            if os.path.exists(self.path(name)):
+                os.unlink(self.path(name))
         if self.keystone:
             quickstart_demo.echo('== starting the real Keystone on %s' %
                                  self.url('keystone'))
@@ -468,6 +478,8 @@ class Quickstart:
             except nova.NovaError as e:
                 raise quickstart_demo.QuickstartError(str(e)) from e
             quickstart_demo.echo('== Nova API on %s' % self.nova.url)
+        if self.keystone:
+            tempest_conf.write_for(self)
 
 
 def _add_common_options(parser, defaults):
@@ -519,8 +531,9 @@ def _parser():
                        help="Glance's virtualenv (default: %s)" %
                             GLANCE_VENV)
     start.add_argument('--nova', action='store_true',
-                       help='run the real Nova (needs --rabbit); its demo '
-                            'boots servers with openstack server create')
+                       help='run the real Nova (needs --rabbit), behind '
+                            'Keystone with --keystone; its demo boots '
+                            'servers with openstack server create')
     start.add_argument('--nova-venv', default=nova.VENV,
                        help="Nova's virtualenv (default: %s)" % nova.VENV)
     start.add_argument('--osc', default=OSC,
@@ -543,10 +556,6 @@ def main(argv=None):
     if nova_venv and not args.rabbit:
         print('quickstart: --nova needs --rabbit URL: Nova\'s services talk '
               'over RabbitMQ', file=sys.stderr)
-        return 2
-    if nova_venv and keystone_venv:
-        print('quickstart: --nova runs Nova with its test auth filter and '
-              'cannot be combined with --keystone yet', file=sys.stderr)
         return 2
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):

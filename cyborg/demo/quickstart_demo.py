@@ -19,6 +19,7 @@ and says where everything is once they run.
 
 import json
 import os
+import shlex
 # The demo runs the openstack CLI.
 import subprocess  # nosec B404
 import sys
@@ -34,6 +35,7 @@ from cyborg.demo import nova
 from cyborg.demo import nova_events
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
+from cyborg.demo import tempest_conf
 
 #: The simulated compute host.
 HOST = 'demo-compute1'
@@ -65,6 +67,19 @@ DEMO = [
 ]
 #: The real Nova's demo servers: the FPGA and the vGPU one.
 NOVA_DEMO = DEMO[:2]
+#: The simulated host's device for the generic PCI driver (a Xilinx
+#: Alveo card, passed through whole), as :func:`cyborg.demo.sysfs.build`
+#: adds it. Its vendor is no other device's: the generic PCI driver shows
+#: vendor ids without the ``0x`` of the other drivers, and Tempest lists
+#: the devices of one vendor expecting one spelling.
+PCI_DEVICE = {'vendor': '10ee', 'product': '5021', 'class_code': '120000'}
+#: Its device profile, as the generic PCI driver reports it by default.
+PCI_PROFILE = ('demo-pci', [{
+    'resources:CUSTOM_PCI': '1',
+    'trait:CUSTOM_PCI_PRODUCT_ID_%s' % PCI_DEVICE['product'].upper():
+        'required'}])
+#: A flavor without accelerators, for Tempest's ``[compute] flavor_ref``.
+PLAIN_FLAVOR = 'demo-plain'
 
 
 class QuickstartError(Exception):
@@ -73,6 +88,12 @@ class QuickstartError(Exception):
 
 def echo(line):
     print(line, flush=True)
+
+
+def pci_device_spec():
+    """The ``[pci] device_spec`` entry that lists :data:`PCI_DEVICE`."""
+    return {'vendor_id': PCI_DEVICE['vendor'],
+            'product_id': PCI_DEVICE['product']}
 
 
 class Demo:
@@ -209,9 +230,13 @@ class Demo:
     def osc_env(self):
         """The environment the openstack CLI reaches the real Nova in.
 
-        Nova's test auth filter takes any token, and Glance, without
-        Keystone, asks for none.
+        With Keystone: the administrator's cloud of clouds.yaml. Without:
+        Nova's test auth filter takes any token, and Glance asks for none.
         """
+        if self.quickstart.keystone:
+            return {'OS_CLIENT_CONFIG_FILE': self.quickstart.path(
+                'clouds.yaml'), 'OS_CLOUD': ADMIN_CLOUD,
+                'OS_COMPUTE_API_VERSION': nova.MICROVERSION}
         return {'OS_AUTH_TYPE': 'admin_token',
                 'OS_ENDPOINT': self.quickstart.nova.url,
                 'OS_TOKEN': nova.TOKEN,
@@ -235,19 +260,45 @@ class Demo:
                 ' '.join(args), done.stderr[-2000:]))
         return json.loads(done.stdout) if output else None
 
-    def _flavor(self, compute, name):
-        """Flavor ``name`` asking for device profile ``name``."""
-        flavors = compute.get('/flavors').json()['flavors']
-        if not any(f['name'] == name for f in flavors):
-            flavor = compute.post('/flavors', json={'flavor': {
-                'name': name, 'ram': 64, 'vcpus': 1, 'disk': 0}})
-            if flavor.status_code != 200:
-                raise QuickstartError('Nova refused flavor %s: %s' % (
-                    name, flavor.text))
-            compute.post('/flavors/%s/os-extra_specs' % flavor.json()[
-                'flavor']['id'], json={'extra_specs': {
-                    nova_sim.PROFILE_SPEC: name}})
-        echo('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC, name))
+    def _flavor(self, compute, name, profile=None):
+        """Flavor ``name``'s id; made if missing, asking for ``profile``."""
+        for flavor in compute.get('/flavors').json()['flavors']:
+            if flavor['name'] == name:
+                return flavor['id']
+        # A disk: Nova lets only administrators boot from an image with
+        # flavors without one.
+        flavor = compute.post('/flavors', json={'flavor': {
+            'name': name, 'ram': 64, 'vcpus': 1, 'disk': 1}})
+        if flavor.status_code != 200:
+            raise QuickstartError('Nova refused flavor %s: %s' % (
+                name, flavor.text))
+        flavor = flavor.json()['flavor']['id']
+        if profile:
+            compute.post('/flavors/%s/os-extra_specs' % flavor, json={
+                'extra_specs': {nova_sim.PROFILE_SPEC: profile}})
+            echo('== flavor %s: %s=%s' % (name, nova_sim.PROFILE_SPEC,
+                                          profile))
+        return flavor
+
+    def tempest_resources(self):
+        """What Tempest's configuration names; made where missing.
+
+        ``pci_profile``, ``pci_vendor_id`` and ``pci_product_id``:
+        :data:`PCI_DEVICE` and its device profile; with the real Nova,
+        ``image_ref`` and ``flavor_ref``: the demo disk's image and
+        :data:`PLAIN_FLAVOR`.
+        """
+        cyborg = nova_sim.cyborg_adapter(self.quickstart.url('api') + '/v2',
+                                         self.session())
+        self._profile(cyborg, *PCI_PROFILE)
+        found = {'pci_profile': PCI_PROFILE[0],
+                 'pci_vendor_id': PCI_DEVICE['vendor'],
+                 'pci_product_id': PCI_DEVICE['product']}
+        if self.quickstart.nova:
+            found['image_ref'] = self.image(DISK_NAME, b'a demo disk')['id']
+            found['flavor_ref'] = self._flavor(
+                self.quickstart.nova.adapter(), PLAIN_FLAVOR)
+        return found
 
     def nova_demo(self):
         """Boot servers with the real Nova, show the driver's records."""
@@ -265,7 +316,7 @@ class Demo:
         for name, profile, groups in DEMO:
             self._profile(cyborg, profile, json.loads(
                 json.dumps(groups).replace('{image}', image['id'])))
-            self._flavor(compute, profile)
+            self._flavor(compute, profile, profile)
         booted = []
         for name, profile, _ in NOVA_DEMO:
             server = self.openstack(
@@ -311,7 +362,12 @@ class Demo:
                 '  CLI:       tools/setup-client-venvs.sh, then '
                 'OS_CLIENT_CONFIG_FILE=%s .venvs/osc-10.5.0/bin/openstack '
                 '--os-cloud %s accelerator device profile list' % (
-                    qs.path('clouds.yaml'), ADMIN_CLOUD)]
+                    qs.path('clouds.yaml'), ADMIN_CLOUD),
+                '  Tempest:   tools/setup-client-venvs.sh tempest, then '
+                'cd %s && %s' % (
+                    qs.path(tempest_conf.WORKSPACE), shlex.join(
+                        tempest_conf.command(qs.state, os.path.abspath(
+                            tempest_conf.TEMPEST))))]
         else:
             lines += [
                 '  API:       %s (noauth)' % api,
@@ -330,9 +386,10 @@ class Demo:
                 '--os-endpoint %s accelerator device profile list' % api]
         if qs.nova:
             lines += [
-                '  Nova:      %s (any token is an admin\'s; flavors %s, '
-                'image %s)' % (qs.nova.url, ', '.join(
-                    profile for _, profile, _ in DEMO), DISK_NAME),
+                '  Nova:      %s (%s; flavors %s, image %s)' % (
+                    qs.nova.url, 'Keystone tokens' if qs.keystone else
+                    'any token is an admin\'s', ', '.join(
+                        profile for _, profile, _ in DEMO), DISK_NAME),
                 '  Boot:      %s %s server create --flavor demo-vgpu '
                 '--image %s --no-network --wait vm1' % (
                     ' '.join('%s=%s' % e for e in self.osc_env().items()),

@@ -20,6 +20,7 @@ import os
 import socket
 import subprocess
 import time
+import urllib.parse
 
 RABBIT_URL = os.environ.get('CYBORG_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
@@ -71,6 +72,18 @@ def rabbitmqctl(*args):
                               capture_output=True, timeout=60).returncode
     except (OSError, subprocess.TimeoutExpired):
         return 1
+
+
+def vhost(name):
+    """Make RabbitMQ virtual host ``name`` for ``guest``; its URL.
+
+    None when ``rabbitmqctl`` cannot make it.
+    """
+    if rabbitmqctl('add_vhost', name) or rabbitmqctl(
+            'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'):
+        return None
+    return urllib.parse.urlsplit(RABBIT_URL)._replace(
+        path='/' + name).geturl()
 
 
 def wait(what, check, timeout=90):

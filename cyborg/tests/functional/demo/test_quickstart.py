@@ -16,7 +16,8 @@ ports, as ``tools/quickstart.sh`` starts them; the demo boots an FPGA
 instance (programmed with the demo bitstream by the stand-in fpgaconf)
 and a vGPU instance through the Nova simulator, then deletes them. With
 ``--keystone`` the real Keystone runs too and the openstack CLI uses the
-quickstart's ``clouds.yaml``.
+quickstart's ``clouds.yaml``; with ``--keystone --nova`` the whole stack
+is ``cyborg.tests.functional.api.test_tempest``'s.
 """
 
 import contextlib
@@ -171,7 +172,8 @@ class TestQuickstart(base.TestCase):
             {p.name for p in conn.accelerator.device_profiles()})
         # Running it again is safe whatever the user did in between: an
         # instance booted as the summary says uses a demo profile, and a
-        # clouds.yaml names a Keystone that no longer runs.
+        # clouds.yaml and a tempest.conf name a Keystone that no longer
+        # runs.
         rc, output = self._nova_sim(
             'boot', '--flavor-extra-spec', 'accel:device_profile=demo-vgpu',
             '--name', 'vm1')
@@ -180,11 +182,15 @@ class TestQuickstart(base.TestCase):
         clouds_yaml = os.path.join(self.state, 'clouds.yaml')
         with open(clouds_yaml, 'w') as f:
             json.dump({'clouds': {}}, f)
+        tempest_conf = os.path.join(self.state, 'tempest.conf')
+        with open(tempest_conf, 'w') as f:
+            f.write('[identity]\n')
         rc, output = self._main('start')
         self.assertEqual(0, rc, output + self._logs())
         self.assertIn('== device profile demo-vgpu (kept)', output)
         self._check_demo(output)
         self.assertFalse(os.path.exists(clouds_yaml))
+        self.assertFalse(os.path.exists(tempest_conf))
         self.assertEqual(['Bound'], self._arq_states(vm1))
         rc, output = self._nova_sim('delete', 'vm1')
         self.assertEqual(0, rc, output)
@@ -256,9 +262,10 @@ class TestQuickstart(base.TestCase):
                 env=dict(os.environ, OS_CLIENT_CONFIG_FILE=clouds_yaml))
             self.assertEqual(0, result.returncode, result.stderr)
             listed[cloud] = set(result.stdout.split())
+        # With the profile tempest.conf names.
         self.assertEqual(
             dict.fromkeys(listed, {'demo-fpga-aes', 'demo-vgpu',
-                                   'demo-fake-device'}), listed)
+                                   'demo-fake-device', 'demo-pci'}), listed)
         # "demo" in another process finds Keystone from what start saved.
         rc, output = self._main('demo')
         self.assertEqual(0, rc, output + self._logs())

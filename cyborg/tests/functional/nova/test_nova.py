@@ -25,7 +25,6 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-import urllib.parse
 import uuid
 
 import pytest
@@ -64,11 +63,10 @@ TIMEOUT = 120
 
 
 def _vhost(name):
-    if functional.rabbitmqctl('add_vhost', name) or functional.rabbitmqctl(
-            'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'):
+    url = functional.vhost(name)
+    if url is None:
         raise RuntimeError('cannot make RabbitMQ virtual host %s' % name)
-    base = urllib.parse.urlsplit(functional.RABBIT_URL)
-    return base._replace(path='/' + name).geturl()
+    return url
 
 
 class _Cloud:
