@@ -83,6 +83,16 @@ class InvalidParameterValue(Invalid):
     msg_fmt = _("Invalid value for %(name)s: %(reason)s")
 
 
+class MissingReference(InvalidParameterValue):
+    """A new row would refer to one that does not exist."""
+
+
+class MarkerNotFound(InvalidParameterValue):
+    """A list's marker names no object: the request's form is fine."""
+
+    msg_fmt = _("Invalid value for marker: %(marker)s was not found")
+
+
 class InvalidStateTransition(Invalid):
     msg_fmt = _("Unknown accelerator request state %(state)s.")
 
@@ -178,6 +188,12 @@ class DeviceProfileInUse(Conflict):
 
 class DeviceProfileDisabled(Conflict):
     msg_fmt = _("Device profile %(name)s is disabled.")
+
+
+class TooManyAccelerators(Conflict):
+    msg_fmt = _("Device profile %(name)s asks for %(count)d accelerators; "
+                "one request makes at most %(limit)d ([api] "
+                "max_accelerators_per_request).")
 
 
 class AcceleratorRequestInvalidState(Conflict):

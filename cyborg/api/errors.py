@@ -15,7 +15,8 @@ the middleware that gives every error response the contract's body.
 The body is ``{"error_message": "<json>"}`` where the inner JSON is
 ``{"faultcode": "Client" | "Server", "faultstring": <message>,
 "debuginfo": null}``; clients such as openstacksdk show ``faultstring``.
-A response never carries a traceback.
+A response never carries a traceback. A few refusals have a truer
+status from a later microversion (:data:`STATUS_FROM_VERSION`).
 """
 
 import json
@@ -25,6 +26,7 @@ from oslo_log import log
 import webob
 from webob import exc as webob_exc
 
+from cyborg.api import microversion
 from cyborg import exception
 from cyborg.i18n import _
 
@@ -45,14 +47,31 @@ STATUS_BY_FAMILY = (
     (db_exc.DBConnectionError, 503),
 )
 
+#: Refusals whose status changed with a microversion: (exception, the
+#: microversion, the status from it on; the family's before). The
+#: request is well formed; what it names is missing, or cannot take the
+#: call, which no document of the API can tell beforehand.
+STATUS_FROM_VERSION = (
+    (exception.MarkerNotFound, microversion.NAMED_OBJECTS, 404),
+    (exception.MissingReference, microversion.NAMED_OBJECTS, 404),
+    (exception.NotProgrammable, microversion.NAMED_OBJECTS, 409),
+)
+
 DATABASE_UNAVAILABLE = _('The database cannot be reached for now; try the '
                          'request again later.')
 UNEXPECTED = _('An unexpected error prevented the request from being '
                'served; the service log has the details.')
 
 
-def status_of(exc):
-    """The HTTP status for a domain exception (500 if it has none)."""
+def status_of(exc, version=None):
+    """The HTTP status for a domain exception (500 if it has none).
+
+    :param version: the request's microversion, if known.
+    """
+    for family, since, status in STATUS_FROM_VERSION:
+        if isinstance(exc, family) and version is not None and \
+                version >= since:
+            return status
     for family, status in STATUS_BY_FAMILY:
         if isinstance(exc, family):
             return status
@@ -78,12 +97,15 @@ def fault_body(status, message):
     return json.dumps({'error_message': json.dumps(fault)}).encode()
 
 
-def response_for(exc):
-    """A webob response for an exception raised while serving a request."""
+def response_for(exc, version=None):
+    """A webob response for an exception raised while serving a request.
+
+    :param version: the request's microversion, if known.
+    """
     if isinstance(exc, webob_exc.HTTPException):
         status, message = exc.status_int, exc.detail or exc.explanation
     else:
-        status = status_of(exc)
+        status = status_of(exc, version)
         if isinstance(exc, db_exc.DBConnectionError):
             # The driver's message: str() of one raised in the conductor
             # holds the conductor's traceback too.

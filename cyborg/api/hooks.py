@@ -122,4 +122,4 @@ class ErrorHook(hooks.PecanHook):
     priority = 30
 
     def on_error(self, state, exc):
-        return errors.response_for(exc)
+        return errors.response_for(exc, state.request.context.get('version'))

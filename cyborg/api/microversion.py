@@ -44,6 +44,10 @@ VERSIONS = (
     ('2.6', 'Deployables show attributes_list as an array, a device '
             'profile shown alone has ISO 8601 timestamps, accelerator '
             'requests show the attach handle they hold in any state.'),
+    ('2.7', 'A list marker or an attribute\'s deployable_id that names '
+            'no object is answered with 404, programming a deployable that '
+            'cannot be programmed with 409 (all were 400); attribute lists '
+            'filter on a deployable\'s UUID too.'),
 )
 
 
@@ -74,6 +78,7 @@ DEVICE_STATUS = Version(2, 3)
 PAGING = Version(2, 4)
 PROFILE_LIFECYCLE = Version(2, 5)
 OWN_FORMATS = Version(2, 6)
+NAMED_OBJECTS = Version(2, 7)
 
 
 def _refuse(text):

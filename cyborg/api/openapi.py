@@ -95,7 +95,8 @@ def _list_query(schema):
     """The query parameters of a list at the newest microversion."""
     return parameter_types.list_query(
         microversion.MAX_VERSION, schema.list_query, schema.SORT_KEYS,
-        getattr(schema, 'list_query_2_4', None))['properties']
+        getattr(schema, 'list_query_2_4', None),
+        getattr(schema, 'list_query_2_7', None))['properties']
 
 
 def _list(collection, schema, response, key=None, errors=None):
@@ -128,7 +129,8 @@ OPERATIONS = (
               public=True),
     _list('device_profiles', device_profile, device_profile.response),
     Operation('POST', '/v2/device_profiles', 'Create a device profile.',
-              {'201': device_profile.response}, body=device_profile.create,
+              {'201': device_profile.response},
+              body=device_profile.create_document,
               links={'201': _to(_DP, 'uuid_or_name', '$response.body#/uuid',
                                 'GET', 'DELETE')}),
     Operation('DELETE', '/v2/device_profiles',
@@ -194,8 +196,20 @@ OPERATIONS = (
 )
 
 
-def _schema(schema):
-    """A JSON Schema as OpenAPI 3.1 takes it; error hints describe."""
+#: Schemas the document holds once, under components, and refers to.
+COMPONENTS = {'DeviceProfileGroup': device_profile.group_document}
+
+
+def _schema(schema, named=True):
+    """A JSON Schema as OpenAPI 3.1 takes it; error hints describe.
+
+    A schema of :data:`COMPONENTS` becomes a reference to it, unless
+    ``named`` is false (the component itself).
+    """
+    if named:
+        for name, component in COMPONENTS.items():
+            if schema is component:
+                return {'$ref': '#/components/schemas/' + name}
     if isinstance(schema, dict):
         return {('description' if key == 'description_for_errors' else key):
                 _schema(value) for key, value in schema.items()}
@@ -323,9 +337,12 @@ def _document():
                  'x-openstack-microversion': '%s %s' % (
                      microversion.SERVICE_TYPE, microversion.MAX_VERSION)},
         'paths': paths,
-        'components': {'securitySchemes': {'token': {
-            'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',
-            'description': 'A Keystone token.'}}},
+        'components': {
+            'schemas': {name: _schema(component, named=False)
+                        for name, component in COMPONENTS.items()},
+            'securitySchemes': {'token': {
+                'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',
+                'description': 'A Keystone token.'}}},
         'security': [{'token': []}],
     }
 

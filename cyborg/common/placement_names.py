@@ -30,6 +30,17 @@ _STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 
 
+def _any_of(standard):
+    return '(%s|%s)' % ('|'.join(sorted(standard)), _CUSTOM.pattern[1:-1])
+
+
+#: Regular expressions (Python's and ECMA 262's alike, to be anchored)
+#: of the names :func:`is_resource_class` and :func:`is_trait` take; the
+#: length, at most 255, is not in them.
+RESOURCE_CLASS_PATTERN = _any_of(_STANDARD_CLASSES)
+TRAIT_PATTERN = _any_of(_STANDARD_TRAITS)
+
+
 def _valid(name, standard):
     return name in standard or bool(_CUSTOM.match(name) and
                                     len(name) <= _MAX_LENGTH)

@@ -40,8 +40,8 @@ FORBIDDEN = 'forbidden'
 TRAIT_VALUES = (REQUIRED, FORBIDDEN)
 ATTACH_TARGETS = ('VM', 'host', 'none')
 
-_AMOUNT = re.compile('^[1-9][0-9]{0,8}$')
-_WORD = re.compile('^[A-Za-z0-9_.-]{1,255}$')
+AMOUNT = re.compile('^[1-9][0-9]{0,8}$')
+WORD = re.compile('^[A-Za-z0-9_.-]{1,255}$')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +141,7 @@ def _resource(group_id, key, name, value):
         raise _invalid(group_id, key, _(
             '%s is neither a standard resource class nor CUSTOM_ followed '
             'by letters, digits and underscores') % name)
-    if not _AMOUNT.match(value.strip()):
+    if not AMOUNT.match(value.strip()):
         raise _invalid(group_id, key, _('the amount must be a positive '
                                         'integer'))
     return RESOURCES + name, value.strip()
@@ -164,7 +164,7 @@ def _accel_bitstream_id(value):
 
 
 def _accel_word(value):
-    return bool(_WORD.match(value)), _(
+    return bool(WORD.match(value)), _(
         'must be 1 to 255 letters, digits, dots, underscores or hyphens')
 
 

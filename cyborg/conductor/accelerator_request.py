@@ -21,17 +21,24 @@ Unbind and delete release handles and mdevs here, in the RPC call.
 from oslo_log import log
 
 from cyborg.conductor import binding
+import cyborg.conf
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg import states
 
+CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 
 def create(context, device_profile_name, project_id):
-    """Make one ARQ per requested unit of every group of the profile."""
+    """Make one ARQ per requested unit of every group of the profile.
+
+    :raises TooManyAccelerators: the profile asks for more than ``[api]
+        max_accelerators_per_request``.
+    """
     arqs = arq_obj.AcceleratorRequest.create_for_profile(
-        context, device_profile_name, project_id)
+        context, device_profile_name, project_id,
+        CONF.api.max_accelerators_per_request)
     LOG.info('Created %(count)d accelerator requests for profile %(name)s',
              {'count': len(arqs), 'name': device_profile_name})
     return arqs

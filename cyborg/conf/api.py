@@ -172,6 +172,18 @@ this many items; clients page through longer lists with ``marker``. Lower
 it to bound the memory and time one request can take; raise it if clients
 cannot page.
 """),
+    cfg.IntOpt(
+        'max_accelerators_per_request',
+        default=256,
+        min=1,
+        help="""
+Most accelerator requests one create may make.
+
+A create makes one accelerator request per unit that its device profile's
+groups ask for (``resources:FPGA=2`` makes two); a profile that asks for
+more is refused with 409 and nothing is made. It bounds the time and the
+rows one request can cost, whatever amount a profile names.
+"""),
     cfg.BoolOpt(
         'require_service_token',
         default=True,

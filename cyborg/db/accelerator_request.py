@@ -63,7 +63,7 @@ def create_many(context, values_list):
 
 
 @main_context_manager.writer
-def create_for_profile(context, device_profile_name, project_id):
+def create_for_profile(context, device_profile_name, project_id, limit):
     """Insert one ARQ per requested unit of every group of a profile.
 
     The profile is found and the ARQs inserted in one transaction. Each
@@ -72,15 +72,21 @@ def create_for_profile(context, device_profile_name, project_id):
     returned as inserted, without reading them back: their profile is the
     row just found, and a new ARQ has no attach handle.
 
+    :param limit: the most ARQs one profile may make.
     :raises DeviceProfileNotFound: no profile has that name.
     :raises DeviceProfileDisabled: the profile makes no new ARQs.
+    :raises TooManyAccelerators: the profile asks for more than ``limit``.
     """
     profile = device_profile.get_by_name(context, device_profile_name)
     if not profile.enabled:
         raise exception.DeviceProfileDisabled(name=profile.name)
+    units = [profile_group.parse(group).units for group in profile.groups]
+    if sum(units) > limit:
+        raise exception.TooManyAccelerators(name=profile.name,
+                                            count=sum(units), limit=limit)
     rows = []
     for group_id, group in enumerate(profile.groups):
-        for _unit in range(profile_group.parse(group).units):
+        for _unit in range(units[group_id]):
             values = {'uuid': uuidutils.generate_uuid(),
                       'state': states.INITIAL,
                       'device_profile_id': profile.id,

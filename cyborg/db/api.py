@@ -249,8 +249,7 @@ def _paged(context, query, model, limit=None, marker=None, sort_key=None,
         marker_row = context.session.query(model).filter_by(
             uuid=marker).first()
         if marker_row is None:
-            raise exception.InvalidParameterValue(
-                name='marker', reason=_('%s was not found') % marker)
+            raise exception.MarkerNotFound(marker=marker)
     try:
         return sqlalchemyutils.paginate_query(
             query, model, limit, sort_keys, marker=marker_row,
@@ -276,7 +275,7 @@ def create(context, noun, values):
         raise exception.DuplicateEntry(kind=noun, field=field,
                                        value=values.get(field))
     except db_exc.DBReferenceError as e:
-        raise exception.InvalidParameterValue(
+        raise exception.MissingReference(
             name=e.key or noun, reason=_('refers to a missing row'))
     return row
 

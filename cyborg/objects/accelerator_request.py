@@ -61,10 +61,14 @@ class AcceleratorRequest(base.PersistentObject):
         return obj
 
     @classmethod
-    def create_for_profile(cls, context, device_profile_name, project_id):
-        """The ARQs a device profile asks for, new, in one transaction."""
+    def create_for_profile(cls, context, device_profile_name, project_id,
+                           limit):
+        """The ARQs a device profile asks for, new, in one transaction.
+
+        :param limit: the most ARQs the profile may make.
+        """
         return cls._from_db_objects(context, arq_db.create_for_profile(
-            context, device_profile_name, project_id))
+            context, device_profile_name, project_id, limit))
 
     @classmethod
     def list_bind_started(cls, context, updated_before=None):

@@ -281,9 +281,9 @@ class CollectionController(rest.RestController):
     """``GET`` of a collection and of one member; subclasses fill in.
 
     ``resource`` renders, ``object_class`` reads, ``key`` names the list
-    in the body; ``query`` and ``query_2_4`` are the filter parameters
-    (exact matches on the columns of the same names unless ``_filters``
-    says otherwise), ``sort_keys`` what 2.4 may sort by.
+    in the body; ``query``, ``query_2_4`` and ``query_2_7`` are the filter
+    parameters (exact matches on the columns of the same names unless
+    ``_filters`` says otherwise), ``sort_keys`` what 2.4 may sort by.
     ``legacy_filters``, where releases before ours took
     ``filters.field``/``filters.value`` pairs on the list, maps the
     fields that filter here to their columns; the paging fields page at
@@ -298,6 +298,7 @@ class CollectionController(rest.RestController):
     show_rule = None
     query = {}
     query_2_4 = {}
+    query_2_7 = {}
     sort_keys = ()
     legacy_filters = None
     #: Whether the process keeps the lists it answered (:class:`ListCache`):
@@ -383,8 +384,8 @@ class CollectionController(rest.RestController):
         """The list the request's query asks for, as JSON-ready data."""
         legacy = self.legacy_filters is not None
         params = validation.query(pecan.request, parameter_types.list_query(
-            version(), self.query, self.sort_keys, self.query_2_4),
-            legacy=legacy)
+            version(), self.query, self.sort_keys, self.query_2_4,
+            self.query_2_7), legacy=legacy)
         old = validation.legacy_filters(pecan.request) if legacy else {}
         old_paging = {k: old[k] for k in PAGING_KEYS if k in old}
         if old_paging:

@@ -50,6 +50,15 @@ list_query = {
     'key': parameter_types.non_empty_string,
 }
 
+#: From 2.7 the filter takes a deployable's UUID too, which deployables
+#: show (they do not show their id).
+list_query_2_7 = {
+    'deployable_id': {
+        'anyOf': [parameter_types.db_id_string, parameter_types.uuid],
+        'description_for_errors': 'must be the id or the UUID of a '
+                                  'deployable'},
+}
+
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'key', 'deployable_id')
 
 #: An attribute as the API shows it.

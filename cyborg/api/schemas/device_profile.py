@@ -15,6 +15,9 @@ The schemas check a request's shape; the group grammar itself (which keys
 and values a group may hold, and their stored spelling) is
 :mod:`cyborg.common.profile_group`'s. A PATCH (2.5) replaces the
 description or the groups as a whole, under the same rules as a create.
+The OpenAPI document describes the bodies with the grammar in full
+(:data:`create_document`, :data:`patch_document`): a group in its stored
+spelling.
 """
 
 import copy
@@ -23,6 +26,7 @@ import itertools
 from oslo_utils import uuidutils
 
 from cyborg.api.schemas import parameter_types
+from cyborg.common import placement_names
 from cyborg.common import profile_group
 from cyborg import exception
 from cyborg.i18n import _
@@ -49,16 +53,71 @@ _profile = {
     'additionalProperties': False,
 }
 
-#: POST body: a list with one profile, or the bare profile.
-create = {
-    'anyOf': [
-        {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': _profile},
-        _profile,
-    ],
+
+def _create(profile):
+    """A POST body: a list with one ``profile``, or the bare profile."""
+    return {'anyOf': [
+        {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': profile},
+        profile]}
+
+
+create = _create(_profile)
+
+_ACCEL_VALUES = {
+    'bitstream_id': parameter_types.uuid,
+    'bitstream_name': {'type': 'string',
+                       'pattern': profile_group.WORD.pattern},
+    'function_id': {'type': 'string', 'pattern': profile_group.WORD.pattern},
+    'function_name': {'type': 'string',
+                      'pattern': profile_group.WORD.pattern},
+    'attach_target': {'type': 'string',
+                      'enum': list(profile_group.ATTACH_TARGETS)},
 }
+
+#: A group as :func:`profile_group.normalize` takes and stores it, with
+#: every resource class and trait the service knows.
+group_document = {
+    'type': 'object', 'minProperties': 1,
+    'description': (
+        'A group of resources (resources:<class>: amount), traits '
+        '(trait:<trait>: required or forbidden) and accel: options, in '
+        'the spelling the service stores. A resource class or trait is '
+        'a standard one (os-resource-classes, os-traits) or CUSTOM_ and '
+        'upper-case letters, digits and underscores. The service also '
+        'takes names in lower case or with hyphens for underscores, and '
+        'names and values with spaces around them, and stores them in '
+        'this spelling.'),
+    'propertyNames': {'maxLength': 255},
+    'properties': {profile_group.ACCEL + key: value
+                   for key, value in _ACCEL_VALUES.items()},
+    'patternProperties': {
+        '^%s%s$' % (profile_group.RESOURCES,
+                    placement_names.RESOURCE_CLASS_PATTERN): {
+            'type': 'string', 'pattern': profile_group.AMOUNT.pattern},
+        '^%s%s$' % (profile_group.TRAIT, placement_names.TRAIT_PATTERN): {
+            'type': 'string', 'enum': list(profile_group.TRAIT_VALUES)},
+    },
+    'additionalProperties': False,
+}
+
+_groups_document = dict(_groups, items=group_document)
+
+#: A name that ``uuidutils.is_uuid_like`` takes: 32 hexadecimal digits
+#: once the hyphens are dropped.
+_UUID_LIKE = '^-*([0-9A-Fa-f]-*){32}$'
+
+#: POST body as the OpenAPI document describes it: groups as stored, a
+#: name that is no UUID.
+create_document = _create(dict(_profile, properties=dict(
+    _profile['properties'], groups=_groups_document,
+    name=dict(parameter_types.name, **{'not': {'pattern': _UUID_LIKE}}))))
 
 #: What a PATCH may change, and the schema of the new value.
 _PATCHABLE = {'/description': _description, '/groups': _groups}
+
+#: The same, groups as the OpenAPI document describes them.
+_PATCHABLE_DOCUMENT = {'/description': _description,
+                       '/groups': _groups_document}
 
 #: PATCH body (2.5): JSON Patch operations; see :func:`patch_values`.
 patch = {
@@ -88,10 +147,11 @@ def _patch_operations(path, value):
             'additionalProperties': False}
     if path != '/description':
         return sets
+    # A remove needs no value; one given is checked all the same.
     return {'anyOf': [sets, {'type': 'object',
                              'properties': {'op': {'const': 'remove'},
                                             'path': {'const': path},
-                                            'value': {}},
+                                            'value': value},
                              'required': ['op', 'path'],
                              'additionalProperties': False}]}
 
@@ -105,7 +165,7 @@ patch_document = {'anyOf': [
     for count in range(1, len(_PATCHABLE) + 1)
     for order in itertools.permutations(
         [_patch_operations(path, value)
-         for path, value in _PATCHABLE.items()], count)]}
+         for path, value in _PATCHABLE_DOCUMENT.items()], count)]}
 
 list_query = {'name': {'type': 'string', 'minLength': 1}}
 

@@ -98,12 +98,19 @@ def paging_query(sort_keys):
             'additionalProperties': False}
 
 
-def list_query(version, properties, sort_keys, properties_2_4=None):
-    """The query string schema of a list at ``version``."""
+def list_query(version, properties, sort_keys, properties_2_4=None,
+               properties_2_7=None):
+    """The query string schema of a list at ``version``.
+
+    ``properties_2_4`` and ``properties_2_7`` add parameters (or replace
+    them) from those microversions.
+    """
     props = copy.deepcopy(properties)
     if version >= microversion.PAGING:
         props.update(paging(sort_keys))
         props.update(properties_2_4 or {})
+    if version >= microversion.NAMED_OBJECTS:
+        props.update(properties_2_7 or {})
     return {'type': 'object', 'properties': props,
             'additionalProperties': False}
 

@@ -56,12 +56,21 @@ class AttributesController(base.CollectionController):
     list_rule = rules.GET_ALL
     show_rule = rules.GET_ONE
     query = schema.list_query
+    query_2_7 = schema.list_query_2_7
     sort_keys = schema.SORT_KEYS
 
     def _filters(self, ctx, params):
+        """``deployable_id`` by id, or (2.7) by UUID: none, an empty list."""
         filters = super()._filters(ctx, params)
-        if 'deployable_id' in filters:
-            filters['deployable_id'] = int(filters['deployable_id'])
+        ref = filters.get('deployable_id')
+        if ref is None:
+            return filters
+        if uuidutils.is_uuid_like(ref):
+            filters['deployable_id'] = [
+                d.id for d in deployable_obj.Deployable.list(
+                    ctx, filters={'uuid': ref.lower()})]
+        else:
+            filters['deployable_id'] = int(ref)
         return filters
 
     @pecan.expose('json')

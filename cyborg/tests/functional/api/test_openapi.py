@@ -22,11 +22,17 @@ import json
 import re
 
 import jsonschema
+import os_resource_classes
+import os_traits
+from oslo_utils import uuidutils
 import schemathesis
 import webob
 
 from cyborg.api import microversion
 from cyborg.api import openapi
+from cyborg.api.schemas import device_profile
+from cyborg.api import validation
+from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests.functional.api import test_routes
 
@@ -132,6 +138,7 @@ class TestDocument(base.TestCase):
 
     def test_every_schema_is_valid(self):
         schemas = list(_schemas(DOCUMENT['paths']))
+        schemas += DOCUMENT['components']['schemas'].values()
         self.assertGreater(len(schemas), 100)
         for schema in schemas:
             jsonschema.Draft202012Validator.check_schema(schema)
@@ -221,6 +228,75 @@ class TestDocument(base.TestCase):
                          operation_of('PATCH', '/deployables/a/program/a')[
                              'operationId'])
         self.assertRaises(AssertionError, operation_of, 'GET', '/v2/nope')
+
+
+class TestDeviceProfileGroups(base.TestCase):
+    """The document's groups: those the service takes, as it stores them."""
+
+    def setUp(self):
+        super().setUp()
+        schema = DOCUMENT['components']['schemas']['DeviceProfileGroup']
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self.validator = jsonschema.Draft202012Validator(schema)
+
+    def _taken(self, group):
+        """``group`` as the service stores it (it raises if refused)."""
+        body = {'name': 'n', 'groups': [group]}
+        validation.validate(device_profile.create, body, 'body')
+        return device_profile.profile_from_body(body)['groups'][0]
+
+    def test_what_the_document_allows_is_taken_as_it_is(self):
+        groups = [{'resources:%s' % name: '1'}
+                  for name in os_resource_classes.STANDARDS]
+        groups += [{'trait:%s' % name: value}
+                   for name in os_traits.get_traits()
+                   for value in ('required', 'forbidden')]
+        groups.append({
+            'resources:CUSTOM_FPGA_INTEL_PAC_ARRIA10': '999999999',
+            'trait:CUSTOM_' + 'A' * 242: 'required',
+            'accel:bitstream_id': '9a17439a-85d0-4c53-a3d3-0f68a2eac896',
+            'accel:bitstream_name': 'a.gbs', 'accel:function_id': 'f-1',
+            'accel:function_name': 'F_1', 'accel:attach_target': 'none'})
+        for group in groups:
+            self.assertTrue(self.validator.is_valid(group), group)
+            self.assertEqual(group, self._taken(group))
+
+    def test_other_spellings_are_stored_as_the_document_spells_them(self):
+        for group in ({'resources: fpga ': ' 1 '},
+                      {'trait:custom-fpga-intel': 'Required'},
+                      {'accel:Attach-Target': ' VM'}):
+            self.assertFalse(self.validator.is_valid(group), group)
+            self.assertTrue(self.validator.is_valid(self._taken(group)),
+                            group)
+
+    def test_what_the_service_refuses_the_document_does_not_allow(self):
+        for group in ({'resources:FPGA_X': '1'}, {'resources:FPGA': '0'},
+                      {'resources:FPGA': '1000000000'},
+                      {'trait:HW_NOT_A_TRAIT': 'required'},
+                      {'trait:CUSTOM_X': 'wanted'}, {'resources:CUSTOM_': '1'},
+                      {'trait:CUSTOM_' + 'A' * 243: 'required'},
+                      {'accel:bitstream_id': 'x'}, {'accel:other': 'x'},
+                      {'accel:attach_target': 'vm'}, {'other:FPGA': '1'}):
+            self.assertFalse(self.validator.is_valid(group), group)
+            self.assertRaises(exception.InvalidParameterValue,
+                              self._taken, group)
+
+    def test_a_profile_name_is_no_uuid(self):
+        profile = DOCUMENT['paths']['/v2/device_profiles']['post'][
+            'requestBody']['content']['application/json']['schema'][
+                'anyOf'][1]
+        self.assertEqual({'$ref': '#/components/schemas/DeviceProfileGroup'},
+                         profile['properties']['groups']['items'])
+        name = jsonschema.Draft202012Validator(profile['properties']['name'])
+        for uuid_like in ('9a17439a-85d0-4c53-a3d3-0f68a2eac896',
+                          '9A17439A85D04C53A3D30F68A2EAC896',
+                          '-9a17439a85d04c53a3d30f68a2eac-896-'):
+            self.assertTrue(uuidutils.is_uuid_like(uuid_like))
+            self.assertFalse(name.is_valid(uuid_like), uuid_like)
+        for other in ('fpga', '9a17439a85d04c53a3d30f68a2eac89',
+                      '9a17439a85d04c53a3d30f68a2eac896a'):
+            self.assertFalse(uuidutils.is_uuid_like(other))
+            self.assertTrue(name.is_valid(other), other)
 
 
 class TestServed(test_routes.APITestCase):

@@ -17,6 +17,7 @@ from oslo_db import exception as db_exc
 import webob
 
 from cyborg.api import errors
+from cyborg.api import microversion
 from cyborg import exception
 from cyborg.tests import base
 
@@ -40,6 +41,26 @@ class TestStatus(base.TestCase):
                 (exception.CyborgException(), 500),
                 (ValueError(), 500)):
             self.assertEqual(status, errors.status_of(exc), repr(exc))
+
+    def test_statuses_from_a_microversion(self):
+        # Well-formed requests that name what is missing, or what cannot
+        # take the call: 400 before 2.7, as the older service answered.
+        for exc, status in (
+                (exception.MarkerNotFound(marker='m'), 404),
+                (exception.MissingReference(name='n', reason='r'), 404),
+                (exception.NotProgrammable(deployable='d', reason='r'),
+                 409)):
+            self.assertEqual(400, errors.status_of(exc), repr(exc))
+            for version in (None, microversion.MIN_VERSION,
+                            microversion.OWN_FORMATS):
+                self.assertEqual(400, errors.status_of(exc, version))
+            self.assertEqual(status, errors.status_of(
+                exc, microversion.NAMED_OBJECTS))
+            self.assertEqual(status, errors.response_for(
+                exc, microversion.MAX_VERSION).status_int)
+        self.assertEqual(400, errors.status_of(
+            exception.InvalidParameterValue(name='a', reason='b'),
+            microversion.MAX_VERSION))
 
     def test_every_family_is_mapped(self):
         # A new direct subclass of CyborgException needs a row.

@@ -70,7 +70,7 @@ class TestAcceleratorRequests(base.TestCase):
             groups=[{'resources:FPGA': '2'}, {'resources:PGPU': '1'}])
         statements = self._statements()
         rows = arq_db.create_for_profile(self.admin_context, 'two-groups',
-                                         'p1')
+                                         'p1', limit=3)
         # The profile found, one INSERT per ARQ; nothing read back.
         self.assertEqual(['SELECT', 'INSERT', 'INSERT', 'INSERT'],
                          [s for s in statements if s != 'BEGIN'])
@@ -90,15 +90,37 @@ class TestAcceleratorRequests(base.TestCase):
             self.assertEqual('p1', row.project_id)
             self.assertEqual(states.INITIAL, row.state)
 
+    def test_create_for_profile_refuses_more_units_than_the_limit(self):
+        # Before any row is written: an amount of 999,999,999 would make
+        # as many rows, one by one.
+        db_utils.create_profile(
+            self.admin_context, name='huge',
+            groups=[{'resources:FPGA': '2'}, {'resources:PGPU': '999999999'}])
+        e = self.assertRaises(exception.TooManyAccelerators,
+                              arq_db.create_for_profile, self.admin_context,
+                              'huge', 'p1', 256)
+        self.assertIn('asks for 1000000001 accelerators', str(e))
+        self.assertEqual([], db_api.get_all(self.admin_context,
+                                            'accelerator_request'))
+        db_utils.create_profile(
+            self.admin_context, name='three',
+            groups=[{'resources:FPGA': '2'}, {'resources:PGPU': '1'}])
+        self.assertRaises(exception.TooManyAccelerators,
+                          arq_db.create_for_profile, self.admin_context,
+                          'three', 'p1', 2)
+        # Up to the limit, the create is made.
+        self.assertEqual(3, len(arq_db.create_for_profile(
+            self.admin_context, 'three', 'p1', 3)))
+
     def test_create_for_profile_refuses_unknown_and_disabled_profiles(self):
         self.assertRaises(exception.DeviceProfileNotFound,
                           arq_db.create_for_profile, self.admin_context,
-                          'nope', 'p1')
+                          'nope', 'p1', 1)
         db_api.update(self.admin_context, 'device_profile',
                       self.profile.uuid, {'enabled': False})
         self.assertRaises(exception.DeviceProfileDisabled,
                           arq_db.create_for_profile, self.admin_context,
-                          self.profile.name, 'p1')
+                          self.profile.name, 'p1', 1)
         self.assertEqual([], db_api.get_all(self.admin_context,
                                             'accelerator_request'))
 

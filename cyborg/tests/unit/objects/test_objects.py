@@ -157,7 +157,7 @@ class TestPersistence(base.TestCase):
         _, dep, handles = db_utils.create_device_tree(self.admin_context)
         arq_cls = accelerator_request.AcceleratorRequest
         arq, = arq_cls.create_for_profile(self.admin_context, profile.name,
-                                          'p1')
+                                          'p1', limit=1)
         self.assertEqual('fpga-dp1', arq.device_profile_name)
         self.assertEqual('', arq.attach_handle_type)
         self.assertEqual({}, arq.attach_handle_info)
