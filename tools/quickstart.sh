@@ -2,7 +2,7 @@
 # Run a whole Cyborg on this machine and boot three simulated instances.
 #
 #   tools/quickstart.sh [start] [--rabbit URL [--db URL]] [--no-demo]
-#                       [--keystone] [--nova]
+#                       [--keystone] [--nova [--neutron-db URL]]
 #                                           (re)start, then run the demo
 #   tools/quickstart.sh demo                run the demo again
 #   tools/quickstart.sh status | stop
@@ -38,7 +38,13 @@
 # (tools/setup-client-venvs.sh tempest) test the services. --nova (with
 # --rabbit) runs the real Nova (.venvs/nova-34.0.0) instead of the
 # simulator, behind Keystone with --keystone; its demo boots with
-# openstack server create.
+# openstack server create. Nova's Neutron is a stand-in (no networks but
+# the shared demo-net, nothing bound) unless --neutron-db names an
+# existing MySQL/MariaDB database (mysql+pymysql://root@127.0.0.1/neutron):
+# then the real Neutron 29 (.venvs/neutron-29.0.0, ML2, no agents) runs on
+# it with the shared flat network demo-net on physnet1, and the simulated
+# host has an Intel X710 port whose VFs ports of vnic_type
+# accelerator-direct get.
 # tools/setup-client-venvs.sh installs what they need, and the CLI.
 #
 # Environment: CYBORG_VENV (default .venvs/cyborg), CYBORG_STATE (default
@@ -79,6 +85,7 @@ if [ "$command" = start ]; then
         case "$option" in
             --keystone) clients+=(keystone osc-10.5.0) ;;
             --nova) clients+=(nova-34.0.0 osc-10.5.0) ;;
+            --neutron-db) clients+=(neutron-29.0.0) ;;
         esac
     done
     CYBORG_CLIENT_VENVS=.venvs tools/setup-client-venvs.sh "${clients[@]}"

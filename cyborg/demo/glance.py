@@ -34,14 +34,8 @@ Run it on its own with ``python -m cyborg.demo.glance --state-dir DIR
 object of ``[keystone_authtoken]`` options, for the keystone pipeline.
 """
 
-import argparse
 import io
-import json
 import os
-import signal
-# Glance runs from its own virtualenv, in processes of its own.
-import subprocess  # nosec B404
-import sys
 
 from glanceclient.v2 import client as glance_client
 
@@ -162,22 +156,11 @@ class Glance(served.Served):
 
         Both may be done again on the same state directory.
         """
-        if not os.path.exists(self._bin('glance-manage')):
-            raise GlanceError(
-                'Glance is not installed in %s: run '
-                'tools/setup-client-venvs.sh' % self.venv)
+        self._require('glance-manage')
         for sub in ('images', 'staging', 'tasks', 'locks'):
             os.makedirs(os.path.join(self.state, sub), exist_ok=True)
-        with open(os.open(self.conf_file,
-                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-                  'w') as f:
-            f.write(self._config())
-        result = subprocess.run(  # nosec B603
-            [self._bin('glance-manage'), '--config-file', self.conf_file,
-             'db_sync'], capture_output=True, text=True, timeout=300)
-        if result.returncode:
-            raise GlanceError('glance-manage db_sync failed:\n%s' %
-                              result.stderr[-4000:])
+        self._write_config(self._config())
+        self._manage('glance-manage', 'db_sync')
 
     def start(self, timeout=120):
         """Set up, serve, and wait until Glance answers."""
@@ -217,36 +200,11 @@ def upload(client, data, name, tags=(), **properties):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Serve the real Glance on SQLite with its file store.')
-    parser.add_argument('--host', default='127.0.0.1')
-    parser.add_argument('--port', type=int, default=9292)
-    parser.add_argument('--state-dir', required=True)
-    parser.add_argument('--venv', default='.venvs/glance',
-                        help='the virtualenv Glance is installed in')
-    parser.add_argument('--authtoken-file', metavar='JSON',
-                        help='a JSON object of [keystone_authtoken] '
-                             'options: check tokens with that Keystone')
-    args = parser.parse_args(argv)
-    authtoken = None
-    if args.authtoken_file:
-        with open(args.authtoken_file) as f:
-            authtoken = json.load(f)
-    glance = Glance(args.state_dir, args.port, args.venv, args.host,
-                    authtoken)
-    # Glance runs in a session of its own: stopped with this process,
-    # whether interrupted or terminated.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    try:
-        glance.start()
-        print('Glance serving on %s' % glance.url, flush=True)
-        glance.proc.wait()
-    except GlanceError as e:
-        parser.exit(2, 'error: %s\n' % e)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        glance.stop()
+    served.run(served.parser(
+        'Serve the real Glance on SQLite with its file store.', 9292,
+        '.venvs/glance'),
+        lambda args, authtoken: Glance(args.state_dir, args.port, args.venv,
+                                       args.host, authtoken), argv)
 
 
 if __name__ == '__main__':

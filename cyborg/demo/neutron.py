@@ -45,20 +45,23 @@ token with it, and its service user finds Placement in the catalog;
 Nova's service user (role ``service``) then sets ports'
 ``binding:profile``, as Neutron's policies want.
 
+The quickstart runs it with ``--neutron-db URL``
+(:meth:`Neutron.command`) in place of Nova's stand-in, and makes the
+shared network its servers name with :func:`shared_network`.
+
 Run it on its own with ``python -m cyborg.demo.neutron --state-dir DIR
 --port 9696 --db mysql+pymysql://... --rabbit rabbit://...`` (and
 ``--placement URL``, or ``--authtoken-file`` naming a JSON object of
 ``[keystone_authtoken]`` options).
 """
 
-import argparse
-import json
 import os
 import shutil
-import signal
-# Neutron runs from its own virtualenv, in processes of its own.
-import subprocess  # nosec B404
 import sys
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
 
 from cyborg.demo import served
 
@@ -91,37 +94,26 @@ wsgi.Server((host, port), api.application, numthreads=threads,
 #: Enough threads for Nova's calls and a test's.
 THREADS = 4
 
-CONF_TEMPLATE = """[DEFAULT]
-log_file = {state}/neutron-server.log
-debug = true
-state_path = {state}
-core_plugin = ml2
-service_plugins =
-auth_strategy = {auth}
-api_paste_config = {paste}
-transport_url = {rabbit}
-# Nova's fake virt driver waits for no network-vif-plugged event.
-notify_nova_on_port_status_changes = false
-notify_nova_on_port_data_changes = false
 
-[database]
-connection = {db}
+def _sections(state, db, rabbit, auth, paste, physnets):
+    """neutron.conf's sections but those of authentication: name: options."""
+    return {
+        'DEFAULT': [
+            ('log_file', state + '/neutron-server.log'), ('debug', 'true'),
+            ('state_path', state), ('core_plugin', 'ml2'),
+            ('service_plugins', ''), ('auth_strategy', auth),
+            ('api_paste_config', paste), ('transport_url', rabbit),
+            # Nova's fake virt driver waits for no network-vif-plugged.
+            ('notify_nova_on_port_status_changes', 'false'),
+            ('notify_nova_on_port_data_changes', 'false')],
+        'database': [('connection', db)],
+        'ml2': [('type_drivers', 'flat,vlan'), ('tenant_network_types', ''),
+                ('mechanism_drivers', MECHANISM_DRIVER),
+                ('extension_drivers', 'port_device_profile')],
+        'ml2_type_flat': [('flat_networks', physnets)],
+        'ml2_type_vlan': [('network_vlan_ranges', physnets)],
+        'oslo_concurrency': [('lock_path', state + '/locks')]}
 
-[ml2]
-type_drivers = flat,vlan
-tenant_network_types =
-mechanism_drivers = {driver}
-extension_drivers = port_device_profile
-
-[ml2_type_flat]
-flat_networks = {physnets}
-
-[ml2_type_vlan]
-network_vlan_ranges = {physnets}
-
-[oslo_concurrency]
-lock_path = {state}/locks
-"""
 
 #: The token Placement's ``noauth2`` takes as an administrator's.
 PLACEMENT_TOKEN = 'admin'  # nosec B105
@@ -184,27 +176,28 @@ class Neutron(served.Served):
         return os.path.join(self.state, 'python')
 
     def _config(self):
-        text = CONF_TEMPLATE.format(
-            state=self.state, db=self.db, rabbit=self.rabbit,
-            auth='keystone' if self.authtoken else 'noauth',
-            paste=os.path.join(self.venv, 'etc', 'neutron', 'api-paste.ini'),
-            driver=MECHANISM_DRIVER, physnets=','.join(self.physnets))
+        sections = _sections(
+            self.state, self.db, self.rabbit,
+            'keystone' if self.authtoken else 'noauth',
+            os.path.join(self.venv, 'etc', 'neutron', 'api-paste.ini'),
+            ','.join(self.physnets))
         if self.authtoken:
-            sections = {
+            sections.update({
                 'keystone_authtoken': sorted(self.authtoken.items()),
                 'placement': [(key, self.authtoken[key])
-                              for key in _PASSWORD_OPTIONS]}
+                              for key in _PASSWORD_OPTIONS]})
         else:
             # The noauth pipeline's requests carry no role: Neutron's
             # deprecated rules let them act as the administrator they are,
             # and set a port's binding:profile as Nova does (the new rules
             # want the service role, which Nova's service user has).
-            sections = {'oslo_policy': [('enforce_new_defaults', 'false')]}
+            sections['oslo_policy'] = [('enforce_new_defaults', 'false')]
             if self.placement:
                 sections['placement'] = [
                     ('auth_type', 'admin_token'),
                     ('endpoint', self.placement),
                     ('token', PLACEMENT_TOKEN)]
+        text = ''
         for section, options in sections.items():
             text += '\n[%s]\n' % section + ''.join(
                 '%s = %s\n' % option for option in options)
@@ -223,10 +216,7 @@ class Neutron(served.Served):
 
         Both may be done again on the same state directory.
         """
-        if not os.path.exists(self._bin('neutron-db-manage')):
-            raise NeutronError(
-                'Neutron is not installed in %s: run '
-                'tools/setup-client-venvs.sh' % self.venv)
+        self._require('neutron-db-manage')
         dist_info = os.path.join(self.python_path, _DIST_INFO)
         for path in (os.path.join(self.state, 'locks'), dist_info):
             os.makedirs(path, exist_ok=True)
@@ -235,17 +225,22 @@ class Neutron(served.Served):
                            ('entry_points.txt', _ENTRY_POINTS)):
             with open(os.path.join(dist_info, name), 'w') as f:
                 f.write(text)
-        with open(os.open(self.conf_file,
-                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-                  'w') as f:
-            f.write(self._config())
-        result = subprocess.run(  # nosec B603
-            [self._bin('neutron-db-manage'), '--config-file',
-             self.conf_file, 'upgrade', 'heads'],
-            capture_output=True, text=True, timeout=600, env=self._env())
-        if result.returncode:
-            raise NeutronError('neutron-db-manage upgrade heads failed:\n%s'
-                               % result.stderr[-4000:])
+        self._write_config(self._config())
+        self._manage('neutron-db-manage', 'upgrade', 'heads',
+                     env=self._env())
+
+    def command(self, authtoken_file=None):
+        """The command line that serves it on its own (:func:`main`).
+
+        :param authtoken_file: a JSON file of :attr:`authtoken`, or None.
+        """
+        return [sys.executable, '-m', 'cyborg.demo.neutron',
+                '--host', self.host, '--port', str(self.port),
+                '--state-dir', self.state,
+                '--venv', self.venv, '--db', self.db,
+                '--rabbit', self.rabbit] + (
+            ['--placement', self.placement] if self.placement else []) + (
+            ['--authtoken-file', authtoken_file] if authtoken_file else [])
 
     def start(self, timeout=180):
         """Set up, serve, and wait until Neutron answers."""
@@ -256,14 +251,49 @@ class Neutron(served.Served):
         return self
 
 
+def adapter(url, session=None):
+    """A keystoneauth adapter for Neutron's API at ``url``.
+
+    It sends the token of ``session`` (a keystoneauth session), or, for
+    the ``noauth`` pipeline, any. Errors are answered, not raised.
+    """
+    if session is None:
+        session = ks_session.Session(
+            auth=ks_loading.get_plugin_loader('admin_token')
+            .load_from_options(endpoint=url, token=PLACEMENT_TOKEN))
+    return ks_adapter.Adapter(session, service_type='network',
+                              endpoint_override=url + '/v2.0',
+                              raise_exc=False)
+
+
+def shared_network(network, name, cidr, physnet=PHYSNET):
+    """The shared flat network ``name`` on ``physnet``, made if missing.
+
+    A new one gets an IPv4 subnet ``cidr`` without DHCP.
+
+    :param network: an administrator's :func:`adapter`.
+    :returns: the network, as Neutron shows it.
+    """
+    def answered(response, status):
+        if response.status_code != status:
+            raise NeutronError('Neutron answered %d: %s' % (
+                response.status_code, response.text))
+        return response.json()
+    found = answered(network.get('/networks', params={'name': name}), 200)
+    if found['networks']:
+        return found['networks'][0]
+    made = answered(network.post('/networks', json={'network': {
+        'name': name, 'shared': True, 'provider:network_type': 'flat',
+        'provider:physical_network': physnet}}), 201)['network']
+    answered(network.post('/subnets', json={'subnet': {
+        'network_id': made['id'], 'name': name + '-subnet',
+        'ip_version': 4, 'cidr': cidr, 'enable_dhcp': False}}), 201)
+    return made
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Serve the real Neutron: ML2, no agents.')
-    parser.add_argument('--host', default='127.0.0.1')
-    parser.add_argument('--port', type=int, default=9696)
-    parser.add_argument('--state-dir', required=True)
-    parser.add_argument('--venv', default=VENV,
-                        help='the virtualenv Neutron is installed in')
+    parser = served.parser('Serve the real Neutron: ML2, no agents.',
+                           9696, VENV)
     parser.add_argument('--db', required=True,
                         help='its MySQL database, as an SQLAlchemy URL')
     parser.add_argument('--rabbit', required=True,
@@ -271,30 +301,9 @@ def main(argv=None):
     parser.add_argument('--placement', metavar='URL',
                         help='Placement (noauth2), where Neutron looks for '
                              'the providers of the segments it deletes')
-    parser.add_argument('--authtoken-file', metavar='JSON',
-                        help='a JSON object of [keystone_authtoken] '
-                             'options: check tokens with that Keystone')
-    args = parser.parse_args(argv)
-    authtoken = None
-    if args.authtoken_file:
-        with open(args.authtoken_file) as f:
-            authtoken = json.load(f)
-    neutron = Neutron(args.state_dir, args.port, args.venv, args.db,
-                      args.rabbit, args.host, placement=args.placement,
-                      authtoken=authtoken)
-    # Neutron runs in a session of its own: stopped with this process,
-    # whether interrupted or terminated.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    try:
-        neutron.start()
-        print('Neutron serving on %s' % neutron.url, flush=True)
-        neutron.proc.wait()
-    except NeutronError as e:
-        parser.exit(2, 'error: %s\n' % e)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        neutron.stop()
+    served.run(parser, lambda args, authtoken: Neutron(
+        args.state_dir, args.port, args.venv, args.db, args.rabbit,
+        args.host, placement=args.placement, authtoken=authtoken), argv)
 
 
 if __name__ == '__main__':

@@ -16,8 +16,10 @@
 ``nova-api`` (served by :mod:`cyborg.demo.nova_runner`), ``nova-conductor``,
 ``nova-scheduler`` and ``nova-compute`` with the fake virt driver, which
 writes down the accelerators each guest gets. Nova keeps its API, cell0
-and cell1 databases in SQLite files and talks over RabbitMQ; Neutron is a
-stand-in that plugs nothing (Nova asks it even for ``networks: none``).
+and cell1 databases in SQLite files and talks over RabbitMQ. Neutron is
+a stand-in that plugs nothing (Nova asks it even for ``networks: none``),
+or the real one (:mod:`cyborg.demo.neutron`), started by the caller on
+the ``neutron`` port.
 
 Without Keystone, a filter makes every request to the compute API an
 admin's, and Nova reaches the other services with a token they take as
@@ -151,12 +153,16 @@ class NovaServices:
         when it is not ``host`` (an FQDN, say).
     :param keystone: the :class:`cyborg.demo.keystone.Keystone` whose
         tokens the API checks, and whose catalog lists the other services,
-        Neutron's stand-in as ``network`` (the URLs above are then
+        Neutron as ``network`` (the URLs above are then
         unused); None for the test filter.
+    :param neutron_stand_in: start the Neutron stand-in of
+        :mod:`cyborg.demo.nova_runner` on the ``neutron`` port; false
+        where the real Neutron serves there.
     """
 
     def __init__(self, state, venv, ports, placement_url, cyborg_url,
-                 glance_url, rabbit_url, host, nodename=None, keystone=None):
+                 glance_url, rabbit_url, host, nodename=None, keystone=None,
+                 neutron_stand_in=True):
         self.state = os.path.abspath(state)
         self.venv = os.path.abspath(venv)
         self.ports = ports
@@ -167,6 +173,7 @@ class NovaServices:
         self.host = host
         self.nodename = nodename or host
         self.keystone = keystone
+        self.neutron_stand_in = neutron_stand_in
         self.conf = self.path('nova.conf')
         self.processes = {}
 
@@ -352,8 +359,9 @@ class NovaServices:
 
         They run from :attr:`state` in the environment of :meth:`env`.
         """
-        return [
-            ('neutron', self._runner('neutron', str(self.ports['neutron']))),
+        stand_in = [('neutron', self._runner(
+            'neutron', str(self.ports['neutron'])))]
+        return (stand_in if self.neutron_stand_in else []) + [
             ('nova-api', self._runner('api', str(self.ports['api'])))] + [
             ('nova-' + service, self._runner(service, '--config-file',
                                              self.conf))

@@ -13,10 +13,8 @@
 
 ``tools/quickstart.sh`` installs Cyborg, then runs this module. Everything
 lives under one state directory: ``cyborg.conf``, the SQLite databases,
-the simulated host's sysfs tree (two Intel FPGAs with VFs, an NVIDIA GPU
-with vGPU types, a QAT card, a generic PCI card, the fake driver's
-device), Glance's state (``glance/``: its database and file store), the
-process ids (``run/``) and logs (``logs/``).
+the simulated host's sysfs tree (:mod:`cyborg.demo.quickstart_host`),
+Glance's state (``glance/``), the process ids (``run/``) and logs.
 
 ``start`` starts the real Placement, the real Glance
 (:mod:`cyborg.demo.glance`, which gets the demo bitstream's image, with
@@ -38,7 +36,10 @@ tokens, ``clouds.yaml`` holds a cloud per user and ``tempest.conf``
 a Nova virtualenv, the real Nova's services (:mod:`cyborg.demo.nova`) run
 instead of the simulator, behind Keystone too when it runs: nova-compute
 registers the compute node, and the demo boots servers with ``openstack
-server create`` and prints what the fake virt driver got.
+server create`` and prints what the fake virt driver got. Given a MySQL
+database for it, the real Neutron (:mod:`cyborg.demo.neutron`) runs
+before Nova instead of Nova's stand-in, with the shared network
+``demo-net``, and the host has an Intel NIC whose VFs ports may ask for.
 """
 
 import argparse
@@ -54,11 +55,14 @@ from keystoneauth1 import exceptions as ks_exceptions
 
 from cyborg.demo import glance
 from cyborg.demo import keystone
+from cyborg.demo import neutron
 from cyborg.demo import nova
+from cyborg.demo import nova_runner
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
 from cyborg.demo import privsep
 from cyborg.demo import quickstart_demo
+from cyborg.demo import quickstart_host
 from cyborg.demo import sysfs
 from cyborg.demo import tempest_conf
 
@@ -70,38 +74,6 @@ KEYSTONE_VENV = os.path.join('.venvs', 'keystone')
 GLANCE_VENV = os.path.join('.venvs', 'glance')
 #: The openstack CLI (tools/setup-client-venvs.sh installs it).
 OSC = os.path.join('.venvs', 'osc-10.5.0', 'bin', 'openstack')
-
-#: The simulated host: (builder of cyborg.demo.sysfs, address, options).
-HOST_DEVICES = [
-    ('intel_fpga', '0000:5e:00.0', {'vfs': 2}),
-    ('intel_fpga', '0000:af:00.0', {'vfs': 2}),
-    ('nvidia_gpu', '0000:3b:00.0', {'mdev_types': {'nvidia-222': 4,
-                                                   'nvidia-223': 2}}),
-    ('intel_qat', '0000:3d:00.0', {'vfs': 2}),
-    ('add_pci', '0000:d8:00.0', quickstart_demo.PCI_DEVICE),
-]
-DRIVERS = ('intel_fpga_driver,nvidia_gpu_driver,intel_qat_driver,'
-           'generic_pci_driver,fake_driver')
-VGPU_TYPE = 'nvidia-222'
-#: The stand-in for OPAE's fpgaconf: "loads" the bitstream by showing its
-#: AFU id where the card's port shows it, as the real tool makes the
-#: kernel do. The demo bitstream is JSON naming that id.
-_FPGACONF = '''#!{python}
-import json, sys
-args = sys.argv[1:]
-with open(args[-1]) as f:
-    afu_id = json.load(f)["afu_id"]
-opt = dict(zip(args[:-1:2], args[1:-1:2]))
-address = "%04x:%02x:%02x.%x" % tuple(
-    int(opt[o], 16) for o in ("-S", "-B", "-D", "-F"))
-with open({afu_files!r}) as f:
-    afu_file = json.load(f)[address]
-with open(afu_file, "w") as f:
-    f.write(afu_id.replace("-", "") + "\\n")
-print("fpgaconf (quickstart stand-in): loaded %s into %s" % (
-    args[-1], address))
-'''
-
 
 _LAUNCH = (
     'import subprocess, sys\n'
@@ -130,7 +102,8 @@ class Quickstart:
 
     def __init__(self, state, ports=None, nodename=quickstart_demo.HOST,
                  keystone_venv=None, nova_venv=None, osc=OSC,
-                 glance_venv=GLANCE_VENV):
+                 glance_venv=GLANCE_VENV, neutron_db=None,
+                 neutron_venv=neutron.VENV):
         """The services under ``state`` on ``ports``.
 
         :param keystone_venv: Keystone's virtualenv: run the real Keystone
@@ -140,6 +113,9 @@ class Quickstart:
             the ``nova`` port) instead of the boot simulator.
         :param osc: the openstack CLI the real Nova's demo boots with.
         :param glance_venv: Glance's virtualenv.
+        :param neutron_db: with Nova, a MySQL database's URL: run the real
+            Neutron (from ``neutron_venv``) on it instead of Nova's
+            stand-in, and give the host an Intel NIC with VFs.
         """
         self.state = os.path.abspath(state)
         #: The compute node's name, and its resource provider's.
@@ -154,13 +130,18 @@ class Quickstart:
         # state and makes clients.
         self.glance = glance.Glance(self.path('glance'), self.ports['glance'],
                                     glance_venv)
-        # Its RabbitMQ URL is Cyborg's, set by start().
+        # Their RabbitMQ URL is Cyborg's, set by start().
+        self.neutron = neutron.Neutron(
+            self.path('neutron'), self.ports['neutron'], neutron_venv,
+            neutron_db, None, placement=None if self.keystone else self.url(
+                'placement')) if nova_venv and neutron_db else None
         self.nova = nova.NovaServices(
             self.path('nova'), nova_venv,
             {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
             self.url('placement'), self.url('api') + '/v2',
             self.url('glance'), None, quickstart_demo.HOST,
-            nodename=nodename, keystone=self.keystone) if nova_venv else None
+            nodename=nodename, keystone=self.keystone,
+            neutron_stand_in=not self.neutron) if nova_venv else None
         self.osc = os.path.abspath(osc)
         #: What boots on the services and says where they are.
         self.demo = quickstart_demo.Demo(self)
@@ -182,14 +163,15 @@ class Quickstart:
             json.dump({'ports': self.ports, 'rabbit': rabbit,
                        'keystone': self.keystone and self.keystone.venv,
                        'nova': self.nova and self.nova.venv,
-                       'glance': self.glance.venv,
-                       'osc': self.osc}, f)
-        afu_files = sysfs.keep_or_build(self.path('sysfs'), HOST_DEVICES)
+                       'glance': self.glance.venv, 'osc': self.osc,
+                       'neutron_db': self.neutron and self.neutron.db}, f)
+        afu_files = sysfs.keep_or_build(
+            self.path('sysfs'), quickstart_host.devices(self.neutron))
         with open(self.path('bin', 'afu_files.json'), 'w') as f:
             json.dump(afu_files, f)
         fpgaconf = self.path('bin', 'fpgaconf')
         with open(fpgaconf, 'w') as f:
-            f.write(_FPGACONF.format(
+            f.write(quickstart_host.FPGACONF.format(
                 python=sys.executable,
                 afu_files=self.path('bin', 'afu_files.json')))
         # A program: the stand-in runs as fpgaconf.
@@ -201,7 +183,7 @@ class Quickstart:
                 f.write('\n'.join(
                     ['[api]', 'auth_strategy = keystone', '',
                      '[keystone_authtoken]'] + self._credentials() + ['']))
-            with open(os.open(self.path('glance-authtoken.json'),
+            with open(os.open(self.path('authtoken.json'),
                               os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                               0o600), 'w') as f:
                 json.dump(self.keystone.authtoken_options(), f)
@@ -245,13 +227,13 @@ class Quickstart:
             '', '[conductor]',
             'workers = 1',
             '', '[agent]',
-            'enabled_drivers = %s' % DRIVERS,
+            'enabled_drivers = %s' % quickstart_host.drivers(self.neutron),
             'sysfs_root = %s' % self.path('sysfs'),
             'resource_provider_name = %s' % self.nodename,
             'enable_hotplug_monitor = false',
             'placement_wait_interval = 2',
             '', '[gpu_devices]',
-            'enabled_vgpu_types = %s' % VGPU_TYPE,
+            'enabled_vgpu_types = %s' % quickstart_host.VGPU_TYPE,
             '', '[pci]', 'device_spec = %s' % json.dumps(
                 quickstart_demo.pci_device_spec()),
             '', '[fpga]',
@@ -264,7 +246,8 @@ class Quickstart:
             # Nova's compute API is under /v2.1, as its catalog entry says.
             '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
-            'lock_path = %s' % self.path('run')] + auth + [
+            'lock_path = %s' % self.path('run')] + auth +
+            quickstart_host.nic_config(self.neutron) + [
             ''] + privsep.config_lines(self.conf))
 
     # --- processes --------------------------------------------------------
@@ -298,10 +281,13 @@ class Quickstart:
             ('glance', [python, '-m', 'cyborg.demo.glance', '--port',
                         str(self.ports['glance']), '--state-dir',
                         self.glance.state, '--venv', self.glance.venv] + (
-                            ['--authtoken-file',
-                             self.path('glance-authtoken.json')]
+                            ['--authtoken-file', self.path('authtoken.json')]
                             if self.keystone else [])),
         ]
+        if self.neutron:
+            self.neutron.rabbit = rabbit
+            commands.append(('neutron', self.neutron.command(
+                self.path('authtoken.json') if self.keystone else None)))
         if rabbit:
             commands += [(name, console(name))
                          for name in ('conductor', 'api', 'agent')]
@@ -311,7 +297,7 @@ class Quickstart:
 
     def endpoints(self):
         """Keystone's catalog: service type: URL."""
-        # Compute is under /v2.1; Neutron's stand-in runs with the real Nova.
+        # Compute is under /v2.1; Neutron runs with the real Nova.
         return {'placement': self.url('placement'),
                 'accelerator': self.url('api') + '/v2',
                 'compute': self.url('nova') + '/v2.1',
@@ -444,11 +430,18 @@ class Quickstart:
                                  self.url('keystone'))
             self._spawn('keystone', commands.pop('keystone'))
             self._wait_keystone()
-        for name in ('placement', 'glance'):
+        for name in ('placement', 'glance') + (
+                ('neutron',) if self.neutron else ()):
             quickstart_demo.echo('== starting %s on %s' % (
                 name, self.url(name)))
             self._spawn(name, commands.pop(name))
-            self._wait_http(name, self.url(name))
+            self._wait_http(name, self.url(name), timeout=300)
+        if self.neutron:
+            # The shared network servers (and tempest.conf) name.
+            neutron.shared_network(neutron.adapter(
+                self.url('neutron'), self.keystone and self.keystone.session(
+                    'admin')), nova_runner.NETWORK['name'],
+                nova_runner.SUBNET['cidr'])
         quickstart_demo.echo('== demo bitstream: image %s' %
                              self.demo.bitstream()['id'])
         if self.nova:
@@ -536,6 +529,10 @@ def _parser():
                             'servers with openstack server create')
     start.add_argument('--nova-venv', default=nova.VENV,
                        help="Nova's virtualenv (default: %s)" % nova.VENV)
+    start.add_argument('--neutron-db', metavar='URL',
+                       help='with --nova, an existing MySQL database '
+                            '(mysql+pymysql://...): run the real Neutron '
+                            'on it instead of a stand-in')
     start.add_argument('--osc', default=OSC,
                        help='the openstack CLI (default: %s)' % OSC)
     start.add_argument('--no-demo', action='store_true')
@@ -553,9 +550,10 @@ def main(argv=None):
     nova_venv = args.nova_venv if getattr(args, 'nova', False) else None
     osc = getattr(args, 'osc', OSC)
     glance_venv = getattr(args, 'glance_venv', GLANCE_VENV)
-    if nova_venv and not args.rabbit:
-        print('quickstart: --nova needs --rabbit URL: Nova\'s services talk '
-              'over RabbitMQ', file=sys.stderr)
+    neutron_db = getattr(args, 'neutron_db', None)
+    if (nova_venv and not args.rabbit) or (neutron_db and not nova_venv):
+        print('quickstart: --nova needs --rabbit URL, --neutron-db needs '
+              '--nova: their services talk over RabbitMQ', file=sys.stderr)
         return 2
     saved = os.path.join(args.state, 'quickstart.json')
     if args.command != 'start' and os.path.exists(saved):
@@ -567,9 +565,10 @@ def main(argv=None):
         nova_venv = saved.get('nova')
         osc = saved.get('osc', OSC)
         glance_venv = saved.get('glance', GLANCE_VENV)
+        neutron_db = saved.get('neutron_db')
     quickstart = Quickstart(args.state, ports, keystone_venv=keystone_venv,
                             nova_venv=nova_venv, osc=osc,
-                            glance_venv=glance_venv)
+                            glance_venv=glance_venv, neutron_db=neutron_db)
     try:
         if args.command == 'start':
             quickstart.start(args.rabbit, args.db)
@@ -590,7 +589,8 @@ def main(argv=None):
                 print('no services started from %s' % quickstart.state)
             return 0 if services and all(p for _, p in services) else 3
     except (quickstart_demo.QuickstartError, nova_sim.BootFailed,
-            keystone.KeystoneError, subprocess.CalledProcessError) as e:
+            keystone.KeystoneError, neutron.NeutronError,
+            subprocess.CalledProcessError) as e:
         print('quickstart: %s' % e, file=sys.stderr)
         return 1
     return 0

@@ -58,7 +58,7 @@ log_file = {workspace}/tempest.log
 
 [auth]
 use_dynamic_credentials = True
-# Neutron is a stand-in without networks: no network per project.
+# Servers are on the one shared network: no network per project.
 create_isolated_networks = False
 admin_username = {admin[username]}
 admin_password = {admin[password]}
@@ -87,12 +87,12 @@ image_ref = {image_ref}
 image_ref_alt = {image_ref}
 flavor_ref = {flavor_ref}
 flavor_ref_alt = {flavor_ref}
-# The Neutron stand-in's shared network: servers name it.
+# The shared network of Neutron (or of its stand-in): servers name it.
 fixed_network_name = {network}
 
 [compute-feature-enabled]
-# Nova's fake virt driver: no consoles, no migration; no networks, so no
-# interfaces to attach.
+# Nova's fake virt driver: no consoles, no migration, no interfaces to
+# attach.
 console_output = False
 vnc_console = False
 spice_console = False
@@ -133,7 +133,7 @@ def render(workspace, admin, resources):
     :param resources: what it names
         (:meth:`cyborg.demo.quickstart_demo.Demo.tempest_resources`):
         ``pci_profile``, ``pci_vendor_id`` and ``pci_product_id`` for the
-        generic PCI driver's device; with Nova (and its Neutron
+        generic PCI driver's device; with Nova (and Neutron, or its
         stand-in), ``image_ref`` and ``flavor_ref``.
     """
     return _CONF.format(

@@ -22,6 +22,9 @@ import subprocess
 import time
 import urllib.parse
 
+import testtools
+from testtools import content
+
 RABBIT_URL = os.environ.get('CYBORG_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
 
@@ -96,3 +99,39 @@ def wait(what, check, timeout=90):
         if time.monotonic() > deadline:
             raise AssertionError('timed out waiting for %s' % what)
         time.sleep(0.2)
+
+
+def log_tails(directories, lines=150):
+    """The last ``lines`` of each ``.log`` file in ``directories``.
+
+    Without oslo.config's dump of the options a service starts with.
+    """
+    text = []
+    for directory in directories:
+        names = os.listdir(directory) if os.path.isdir(directory) else []
+        for name in sorted(n for n in names if n.endswith('.log')):
+            with open(os.path.join(directory, name), errors='replace') as f:
+                kept = [line for line in f if 'log_opt_values' not in line]
+            text.append('==== %s\n%s' % (name, ''.join(kept[-lines:])))
+    return '\n'.join(text)
+
+
+class ServicesTestCase(testtools.TestCase):
+    """A test of services its class starts once, in ``setUpClass``.
+
+    The class sets :attr:`skip_reason` where they cannot run, and
+    :meth:`logs` gives what a failing test shows of them.
+    """
+
+    skip_reason = None
+
+    def setUp(self):
+        super().setUp()
+        if self.skip_reason:
+            self.skipTest(self.skip_reason)
+        self.addOnException(lambda exc_info: self.addDetail(
+            'service logs', content.text_content(self.logs())))
+
+    def logs(self):
+        """The end of the services' logs."""
+        raise NotImplementedError

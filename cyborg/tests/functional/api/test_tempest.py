@@ -9,19 +9,29 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""cyborg-tempest-plugin, and the demo, against the quickstart's stack.
+"""cyborg-tempest-plugin, the demo and the real Neutron on the quickstart.
 
-The quickstart (``tools/quickstart.sh start --keystone --nova``, here
-:class:`cyborg.demo.quickstart.Quickstart`) runs once for the class: the
-real Keystone, Placement and Glance, Cyborg's API, conductor and agent on
-RabbitMQ, and the real Nova behind keystonemiddleware with its Neutron
-stand-in. Its demo boots servers with the openstack CLI and a token of
-the ``clouds.yaml`` it wrote. Tempest 47.0.0 and cyborg-tempest-plugin
-2.8.0 (``tools/setup-client-venvs.sh``) run with the ``tempest.conf`` it
-wrote (:mod:`cyborg.demo.tempest_conf`), as the quickstart's summary
-says to: the API and SRBAC tests as dynamic credentials' users, and the
-scenario tests that boot servers through Nova without logging in to
-them (the others are excluded, with why).
+The quickstart (``tools/quickstart.sh start --keystone --nova
+--neutron-db URL``, here :class:`cyborg.demo.quickstart.Quickstart`) runs
+once for the class: the real Keystone, Placement and Glance, Cyborg's
+API, conductor and agent on RabbitMQ, the real Neutron (ML2, no agents)
+on a MariaDB database of its own with the shared network ``demo-net``,
+and the real Nova, all behind keystonemiddleware. The simulated host has
+an Intel X710 port besides, its VFs on ``physnet1``.
+
+Its demo boots servers with the openstack CLI and a token of the
+``clouds.yaml`` it wrote. Tempest 47.0.0 and cyborg-tempest-plugin 2.8.0
+(``tools/setup-client-venvs.sh``) run with the ``tempest.conf`` it wrote
+(:mod:`cyborg.demo.tempest_conf`), as the quickstart's summary says to:
+the API and SRBAC tests as dynamic credentials' users, and the scenario
+tests that boot servers through Nova without logging in to them (the
+others are excluded, with why). A port with ``vnic_type``
+``accelerator-direct`` names a Cyborg device profile of a NIC VF: Nova
+asks Cyborg for the VF and writes its physical network and PCI slot into
+the port's ``binding:profile``, where Neutron binds it. Neutron lets only
+Nova's service user (role ``service``) set ``binding:profile``, as its
+policies want, and binds a VF port only on the physical network the
+profile names.
 """
 
 import contextlib
@@ -33,14 +43,20 @@ import subprocess
 import tempfile
 import uuid
 
+from keystoneauth1 import session as ks_session
+from oslo_db import exception as db_exception
+from oslo_db.sqlalchemy import provision
 import pytest
 import requests
-import testtools
 from testtools import content
 
+from cyborg.demo import neutron
 from cyborg.demo import nova
+from cyborg.demo import nova_runner
+from cyborg.demo import nova_sim
 from cyborg.demo import quickstart
 from cyborg.demo import quickstart_demo
+from cyborg.demo import quickstart_host
 from cyborg.demo import tempest_conf
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
@@ -48,48 +64,73 @@ from cyborg.tests import functional
 TEMPEST = cyborg_fixtures.VENVS / 'tempest' / 'bin' / 'tempest'
 OSC = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
 NOVA = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
+NEUTRON = cyborg_fixtures.VENVS / ('neutron-' + neutron.NEUTRON_VERSION)
 #: cyborg-tempest-plugin 2.8.0 has 42 API tests, SRBAC ones included, 3
 #: of them excluded, and 2 scenario tests that log in to no guest.
 EXPECTED_PASSED = 42 - 3 + 2
+HOST = quickstart_demo.HOST
+PHYSNET = neutron.PHYSNET
+VFS = quickstart_host.NIC_VFS
+#: A VF of an Intel NIC on PHYSNET, as openstack-cyborg 17.0.0 names it.
+NIC_VF = {'resources:CUSTOM_NIC': '1',
+          'trait:CUSTOM_PHYSNET_%s' % PHYSNET.upper(): 'required'}
+TIMEOUT = 120
+
+
+def _mysql():
+    """oslo.db's MySQL backend, or why there is none."""
+    try:
+        return provision.Backend.backend_for_database_type('mysql'), None
+    except db_exception.BackendNotAvailable as e:
+        return None, 'needs MySQL or MariaDB for Neutron: %s' % e
 
 
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # it with the other Nova tests (tools/run-tests.sh: --dist loadgroup).
 @pytest.mark.xdist_group('nova')
-class TestQuickstartStack(testtools.TestCase):
+class TestQuickstartStack(functional.ServicesTestCase):
 
     qs = None
-    skip_reason = None
+    mysql = None
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.skip_reason = (cyborg_fixtures.Keystone.missing() or
                            cyborg_fixtures.Glance.missing())
-        for needed in (TEMPEST, OSC, NOVA / 'bin' / 'nova-compute'):
+        for needed in (TEMPEST, OSC, NOVA / 'bin' / 'nova-compute',
+                       NEUTRON / 'bin' / 'neutron-db-manage'):
             if not cls.skip_reason and not needed.exists():
                 cls.skip_reason = ('%s is missing: run tools/setup-client-'
                                    'venvs.sh (tools/run-tests.sh does)' %
                                    needed)
-        cls.vhost = 'cyborg-tempest-' + uuid.uuid4().hex[:8]
+        cls.mysql, missing = _mysql()
+        cls.skip_reason = cls.skip_reason or missing
+        suffix = uuid.uuid4().hex[:8]
+        cls.vhost = 'cyborg-tempest-' + suffix
         rabbit = not cls.skip_reason and functional.vhost(cls.vhost)
         if rabbit is None:
             cls.skip_reason = 'needs rabbitmqctl for a virtual host'
         if cls.skip_reason:
             return
         cls.tmp = tempfile.mkdtemp(prefix='cyborg-tempest-')
+        # A database of this stack's, dropped with it.
+        cls.database = 'neutron_' + suffix
+        cls.mysql.create_named_database(cls.database)
         cls.qs = quickstart.Quickstart(
             os.path.join(cls.tmp, 'state'),
             dict(zip(quickstart.PORTS, functional.free_ports(
                 len(quickstart.PORTS)))),
             keystone_venv=cyborg_fixtures.Keystone.VENV, nova_venv=NOVA,
-            osc=OSC, glance_venv=cyborg_fixtures.Glance.VENV)
+            osc=OSC, glance_venv=cyborg_fixtures.Glance.VENV,
+            neutron_db=cls.mysql.provisioned_database_url(cls.database)
+            .render_as_string(hide_password=False), neutron_venv=NEUTRON)
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):
                 cls.qs.start(rabbit)
         except Exception as e:
-            logs = cls.logs()
+            logs = cls._logs()
             cls.tearDownClass()
             raise RuntimeError('%s\n%s\n%s' % (e, out.getvalue(), logs))
         cls.started = out.getvalue()
@@ -100,30 +141,23 @@ class TestQuickstartStack(testtools.TestCase):
             cls.qs.stop()
         if cls.skip_reason is None:
             functional.rabbitmqctl('delete_vhost', cls.vhost)
+            cls.mysql.drop_named_database(cls.database, conditional=True)
             shutil.rmtree(cls.tmp, ignore_errors=True)
         super().tearDownClass()
 
-    def setUp(self):
-        super().setUp()
-        if self.skip_reason:
-            self.skipTest(self.skip_reason)
-        self.addOnException(lambda exc_info: self.addDetail(
-            'service logs', content.text_content(self.logs())))
-
     @classmethod
-    def logs(cls):
-        """The end of each service's log, and of Tempest's."""
-        text = []
-        for directory in (cls.qs.path('logs'),
-                          cls.qs.path(tempest_conf.WORKSPACE)):
-            names = os.listdir(directory) if os.path.isdir(directory) else []
-            for name in sorted(n for n in names if n.endswith('.log')):
-                with open(os.path.join(directory, name),
-                          errors='replace') as f:
-                    lines = [line for line in f
-                             if 'log_opt_values' not in line]
-                text.append('==== %s\n%s' % (name, ''.join(lines[-150:])))
-        return '\n'.join(text)
+    def _logs(cls):
+        return functional.log_tails((
+            cls.qs.path('logs'), cls.qs.neutron.state,
+            cls.qs.path(tempest_conf.WORKSPACE)))
+
+    def logs(self):
+        """The end of each service's log, Neutron's and Tempest's."""
+        return self._logs()
+
+    def _network(self, persona='admin'):
+        return neutron.adapter(self.qs.url('neutron'),
+                               self.qs.keystone.session(persona))
 
     def test_demo_boots_with_keystone_tokens(self):
         self.assertIn('== Tempest\'s configuration: %s' % self.qs.path(
@@ -162,3 +196,158 @@ class TestQuickstartStack(testtools.TestCase):
                                  result.stdout, re.M))
         self.assertEqual({'Passed': str(EXPECTED_PASSED), 'Skipped': '0',
                           'Failed': '0'}, totals)
+
+    # --- the real Neutron -------------------------------------------------
+
+    def _created(self, network, collection, **body):
+        """Create one of ``collection`` in Neutron, deleted at cleanup."""
+        kind = collection[:-1]
+        response = network.post('/%s' % collection, json={kind: body})
+        self.assertEqual(201, response.status_code, response.text)
+        item = response.json()[kind]
+        self.addCleanup(self._network().delete, '/%s/%s' % (collection,
+                                                            item['id']))
+        return item
+
+    def _port(self, port):
+        response = self._network().get('/ports/%s' % port)
+        self.assertEqual(200, response.status_code, response.text)
+        return response.json()['port']
+
+    def _demo_net(self):
+        """The shared network the quickstart made."""
+        response = self._network().get('/networks', params={
+            'name': nova_runner.NETWORK['name']})
+        self.assertEqual(200, response.status_code, response.text)
+        (network,) = response.json()['networks']
+        self.assertEqual(('flat', PHYSNET, True), (
+            network['provider:network_type'],
+            network['provider:physical_network'], network['shared']))
+        return network['id']
+
+    def _bind(self, port, profile=None):
+        """Bind ``port`` to the host as Nova's service user does."""
+        response = self._network('service').put('/ports/%s' % port, json={
+            'port': {'binding:host_id': HOST,
+                     'binding:profile': profile or {}}})
+        self.assertEqual(200, response.status_code, response.text)
+        return response.json()['port']
+
+    def test_neutron_lets_nova_bind_ports_on_their_physnet(self):
+        self.assertEqual(401, ks_session.Session().get(
+            self.qs.url('neutron') + '/v2.0/networks',
+            raise_exc=False).status_code)
+        network, member = self._demo_net(), self._network('member')
+
+        def port(**attributes):
+            return self._created(member, 'ports', network_id=network,
+                                 **attributes)['id']
+
+        vf = {'binding:vnic_type': 'accelerator-direct',
+              'device_profile': 'a-nic-vf'}
+        profile = {'physical_network': PHYSNET, 'pci_slot': VFS[0]}
+        bound = port(**vf)
+        # Only a service sets binding:profile, Neutron's policies say.
+        self.assertEqual(403, self._network().put('/ports/%s' % bound, json={
+            'port': {'binding:profile': profile}}).status_code)
+        found = self._bind(bound, profile)
+        self.assertEqual(('a-nic-vf', 'hw_veb', 'ACTIVE'), (
+            found['device_profile'], found['binding:vif_type'],
+            found['status']))
+        other = self._bind(port(**vf), dict(profile,
+                                            physical_network='other'))
+        self.assertEqual('binding_failed', other['binding:vif_type'])
+        normal = self._bind(port())
+        self.assertEqual(('ovs', 'ACTIVE'), (normal['binding:vif_type'],
+                                             normal['status']))
+
+    def test_server_gets_the_vf_of_its_port(self):
+        admin = self.qs.keystone.session('admin')
+        cyborg = nova_sim.cyborg_adapter(self.qs.url('api') + '/v2', admin)
+        compute = self.qs.nova.adapter()
+        placement = self.qs.demo.placement_adapter()
+        functional.wait('the NIC VFs in Placement', lambda: any(
+            'CUSTOM_NIC' in placement.get(
+                '/resource_providers/%s/inventories' % rp['uuid']).json()[
+                    'inventories']
+            for rp in placement.get('/resource_providers', params={
+                'required': 'OWNER_CYBORG'}).json()['resource_providers']),
+            TIMEOUT)
+        profile = 'p-' + uuid.uuid4().hex[:8]
+        response = cyborg.post('/device_profiles', json=[
+            {'name': profile, 'groups': [NIC_VF]}])
+        self.assertEqual(201, response.status_code, response.text)
+        self.addCleanup(cyborg.delete, '/device_profiles/%s' % profile)
+        network = self._demo_net()
+        vf_port = self._created(
+            self._network(), 'ports', network_id=network,
+            device_profile=profile,
+            **{'binding:vnic_type': 'accelerator-direct'})
+        self.assertEqual((profile, 'unbound'), (
+            vf_port['device_profile'], vf_port['binding:vif_type']))
+        # A port of the hypervisor's switch beside it.
+        normal_port = self._created(self._network(), 'ports',
+                                    network_id=network)
+        response = compute.post('/flavors', json={'flavor': {
+            'name': 'f-' + uuid.uuid4().hex[:8], 'ram': 64, 'vcpus': 1,
+            'disk': 0}})
+        self.assertEqual(200, response.status_code, response.text)
+        flavor = response.json()['flavor']['id']
+        self.addCleanup(compute.delete, '/flavors/%s' % flavor)
+
+        response = compute.post('/servers', json={'server': {
+            'name': 's-' + uuid.uuid4().hex[:8],
+            'imageRef': self.qs.demo.image(quickstart_demo.DISK_NAME,
+                                           b'a demo disk')['id'],
+            'flavorRef': flavor,
+            'networks': [{'port': vf_port['id']},
+                         {'port': normal_port['id']}]}})
+        self.assertEqual(202, response.status_code, response.text)
+        server = response.json()['server']['id']
+
+        def active():
+            found = compute.get('/servers/%s' % server).json()['server']
+            if found['status'] == 'ERROR':
+                raise AssertionError('server %s failed: %s' % (
+                    server, found.get('fault')))
+            return found['status'] == 'ACTIVE' and not found.get(
+                'OS-EXT-STS:task_state')
+        functional.wait('server %s active' % server, active, TIMEOUT)
+
+        def arqs():
+            response = cyborg.get('/accelerator_requests',
+                                  params={'instance': server})
+            self.assertEqual(200, response.status_code, response.text)
+            return response.json()['arqs']
+        (arq,) = arqs()
+        self.assertEqual(('Bound', HOST, profile),
+                         (arq['state'], arq['hostname'],
+                          arq['device_profile_name']))
+        info = arq['attach_handle_info']
+        slot = '%(domain)s:%(bus)s:%(device)s.%(function)s' % info
+        self.assertIn(slot, VFS)
+        self.assertEqual(PHYSNET, info['physical_network'])
+        bound = self._port(vf_port['id'])
+        self.assertEqual(
+            ({'physical_network': PHYSNET, 'pci_slot': slot,
+              'arq_uuid': arq['uuid']}, 'hw_veb', HOST, server, 'ACTIVE'),
+            (bound['binding:profile'], bound['binding:vif_type'],
+             bound['binding:host_id'], bound['device_id'],
+             bound['status']))
+        bound = self._port(normal_port['id'])
+        self.assertEqual(({}, 'ovs', HOST, server, 'ACTIVE'), (
+            bound['binding:profile'], bound['binding:vif_type'],
+            bound['binding:host_id'], bound['device_id'], bound['status']))
+
+        response = compute.delete('/servers/%s' % server)
+        self.assertEqual(204, response.status_code, response.text)
+        functional.wait('server %s gone' % server, lambda: compute.get(
+            '/servers/%s' % server).status_code == 404)
+        # Nova deletes the port's ARQ and unbinds the ports it was given.
+        functional.wait('the ARQ of port %s deleted' % vf_port['id'],
+                        lambda: not arqs())
+        for port in (vf_port, normal_port):
+            released = self._port(port['id'])
+            self.assertEqual(('', {}, 'unbound'), (
+                released['device_id'], released['binding:profile'],
+                released['binding:vif_type']))

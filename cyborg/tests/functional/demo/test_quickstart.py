@@ -62,6 +62,36 @@ class TestOptions(base.TestCase):
             '--state', 's', '--api-port', '1', '--glance-port', '19292',
             'start', '--api-port', '16666', '--rabbit', 'rabbit://h/'))
 
+    def test_neutron_db_needs_nova(self):
+        for argv in (['--neutron-db', 'mysql+pymysql://h/n'],
+                     ['--nova', '--neutron-db', 'mysql+pymysql://h/n']):
+            stderr = self.useFixture(fixtures.StringStream('stderr'))
+            self.useFixture(fixtures.MonkeyPatch('sys.stderr',
+                                                 stderr.stream))
+            self.assertEqual(2, quickstart.main(['start'] + argv))
+            self.assertIn('--neutron-db needs --nova', stderr.getDetails()[
+                'stderr'].as_text())
+
+    def test_real_neutron_replaces_the_stand_in(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        qs = quickstart.Quickstart(state, nova_venv='nova',
+                                   neutron_db='mysql+pymysql://h/n')
+        qs.prepare('rabbit://h/')
+        self.assertEqual(['nova-api', 'nova-compute', 'nova-conductor',
+                          'nova-scheduler'],
+                         sorted(name for name, _ in qs.nova.commands()))
+        self.assertIn('neutron', dict(qs._commands('rabbit://h/')))
+        with open(qs.conf) as f:
+            conf = f.read()
+        self.assertIn('intel_nic_driver', conf)
+        self.assertIn('physical_device_mappings = physnet1:ens785f0', conf)
+        self.assertTrue(os.path.isdir(os.path.join(
+            state, 'sysfs', 'bus', 'pci', 'devices', '0000:18:00.0')))
+        # Without a database for it, Nova runs its stand-in.
+        qs = quickstart.Quickstart(state, nova_venv='nova')
+        self.assertIn('neutron', dict(qs.nova.commands()))
+        self.assertIsNone(qs.neutron)
+
 
 class TestQuickstart(base.TestCase):
 

@@ -28,7 +28,6 @@ import tempfile
 import uuid
 
 import pytest
-import testtools
 
 from cyborg.demo import nova
 from cyborg.demo import nova_sim
@@ -116,22 +115,14 @@ class _Cloud:
 
     def logs(self):
         """The end of every service's log, for a failing test."""
-        text = []
-        for directory in (self.quickstart.path('logs'),
-                          self.nova.path('logs')):
-            for name in sorted(os.listdir(directory)):
-                with open(os.path.join(directory, name),
-                          errors='replace') as f:
-                    lines = [line for line in f
-                             if 'log_opt_values' not in line]
-                text.append('==== %s\n%s' % (name, ''.join(lines[-150:])))
-        return '\n'.join(text)
+        return functional.log_tails((self.quickstart.path('logs'),
+                                     self.nova.path('logs')))
 
 
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # them all (tools/run-tests.sh: --dist loadgroup).
 @pytest.mark.xdist_group('nova')
-class TestRealNova(testtools.TestCase):
+class TestRealNova(functional.ServicesTestCase):
 
     cloud = None
 
@@ -167,14 +158,12 @@ class TestRealNova(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        if self.skip_reason:
-            self.skipTest(self.skip_reason)
-        self.addOnException(lambda exc_info: self.addDetail(
-            'service logs', testtools.content.text_content(
-                self.cloud.logs())))
         self.compute = self.cloud.compute
         self.cyborg = self.cloud.cyborg
         self.placement = self.cloud.placement
+
+    def logs(self):
+        return self.cloud.logs()
 
     # --- helpers ----------------------------------------------------------
 
