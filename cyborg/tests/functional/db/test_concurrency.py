@@ -145,7 +145,7 @@ class _Concurrency:
 
     def test_creates_at_once_each_get_their_rows(self):
         results = db_utils.race(arq_db.create_for_profile,
-                                [(self.profile.name, 'p1')] * self.THREADS)
+                                [(self.profile.name, 'p1', 1)] * self.THREADS)
         rows = [row for result in results for row in result]
         self.assertEqual(self.THREADS, len({row.id for row in rows}))
         columns = [c.name for c in arq_db._MODEL.__table__.columns]
