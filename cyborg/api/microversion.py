@@ -48,6 +48,9 @@ VERSIONS = (
             'no object is answered with 404, programming a deployable that '
             'cannot be programmed with 409 (all were 400); attribute lists '
             'filter on a deployable\'s UUID too.'),
+    ('2.8', 'PATCH /v2/accelerator_requests/{uuid} takes the list of '
+            'operations for that request alone, not a body keyed by '
+            'uuid.'),
 )
 
 
@@ -79,6 +82,7 @@ PAGING = Version(2, 4)
 PROFILE_LIFECYCLE = Version(2, 5)
 OWN_FORMATS = Version(2, 6)
 NAMED_OBJECTS = Version(2, 7)
+PATCH_ONE = Version(2, 8)
 
 
 def _refuse(text):

@@ -163,7 +163,7 @@ OPERATIONS = (
     Operation('GET', _ARQ + '/{uuid}', 'Show an accelerator request.',
               {'200': arq.response}),
     Operation('PATCH', _ARQ + '/{uuid}', 'Bind or unbind an accelerator '
-              'request.', {'202': None}, body=arq.patch_document,
+              'request.', {'202': None}, body=arq.operations_document,
               errors=HOST_ERRORS),
     Operation('DELETE', _ARQ + '/{uuid}', 'Delete an accelerator '
               'request.', {'204': None}, errors=HOST_ERRORS),

@@ -11,7 +11,8 @@
 # under the License.
 """Accelerator request (ARQ) requests: JSON Schemas and patch rules.
 
-A PATCH body maps ARQ uuids to JSON-patch lists. Binding adds
+A PATCH body maps ARQ uuids to JSON-patch lists (from 2.8 the PATCH of
+one ARQ takes its list alone). Binding adds
 ``/hostname``, ``/device_rp_uuid`` and ``/instance_uuid`` (and, from 2.1,
 an administrator's ``/project_id``); unbinding removes the three.
 """
@@ -89,13 +90,13 @@ _operation = {
     'additionalProperties': False,
 }
 
+#: The operations on one ARQ: the body of a PATCH of one from 2.8.
+operations = {'type': 'array', 'minItems': 1, 'items': _operation}
+
 patch = {
     'type': 'object',
     'minProperties': 1,
-    'patternProperties': {
-        parameter_types.UUID_PATTERN: {
-            'type': 'array', 'minItems': 1, 'items': _operation},
-    },
+    'patternProperties': {parameter_types.UUID_PATTERN: operations},
     'additionalProperties': False,
 }
 
@@ -124,15 +125,17 @@ def _in_any_order(operations):
 #: The operations of one ARQ, as :func:`patch_values` takes them (every
 #: order of a bind, with or without /project_id, or of an unbind): the
 #: OpenAPI document's exact shape. The controller checks a body with
-#: :data:`patch` and :func:`patch_values`, for clearer messages.
-_bind_or_unbind = {'anyOf': (
+#: :data:`patch` (or :data:`operations`) and :func:`patch_values`, for
+#: clearer messages.
+operations_document = {'anyOf': (
     _in_any_order([_add(path) for path in BIND_PATHS]) +
     _in_any_order([_add(path) for path in BIND_PATHS + (PROJECT_PATH,)]) +
     _in_any_order([_remove(path) for path in BIND_PATHS]))}
 
 patch_document = {
     'type': 'object', 'minProperties': 1,
-    'patternProperties': {parameter_types.UUID_PATTERN: _bind_or_unbind},
+    'patternProperties': {
+        parameter_types.UUID_PATTERN: operations_document},
     'additionalProperties': False,
 }
 

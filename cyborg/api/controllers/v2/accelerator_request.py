@@ -171,7 +171,11 @@ class AcceleratorRequestsController(base.CollectionController):
     def patch(self, uuid=None):
         """Bind or unbind ARQs; 202, the work goes on in the background."""
         ctx = base.context()
-        body = validation.body(pecan.request, schema.patch)
+        if uuid is not None and base.version() >= microversion.PATCH_ONE:
+            body = {uuid.lower(): validation.body(pecan.request,
+                                                  schema.operations)}
+        else:
+            body = validation.body(pecan.request, schema.patch)
         if uuid is not None and set(body) != {uuid.lower()}:
             raise exception.InvalidParameterValue(
                 name=_('body'), reason=_('it must patch exactly the '
