@@ -47,7 +47,8 @@ Nova's service user (role ``service``) then sets ports'
 
 The quickstart runs it with ``--neutron-db URL``
 (:meth:`Neutron.command`) in place of Nova's stand-in, and makes the
-shared network its servers name with :func:`shared_network`.
+shared network its servers name with :func:`shared_network`, its subnet
+on loopback (:func:`loopback_cidr`).
 
 Run it on its own with ``python -m cyborg.demo.neutron --state-dir DIR
 --port 9696 --db mysql+pymysql://... --rabbit rabbit://...`` (and
@@ -264,6 +265,17 @@ def adapter(url, session=None):
     return ks_adapter.Adapter(session, service_type='network',
                               endpoint_override=url + '/v2.0',
                               raise_exc=False)
+
+
+def loopback_cidr(port):
+    """An IPv4 subnet on loopback for the Neutron on ``port``.
+
+    Servers' fixed addresses there are this host's, where their simulated
+    guests listen (:mod:`cyborg.demo.nova_guest`); Neutrons on other
+    ports, other stacks on the host, get other subnets. Neutron takes a
+    loopback subnet without DHCP.
+    """
+    return '127.%d.%d.0/24' % divmod(port, 256)
 
 
 def shared_network(network, name, cidr, physnet=PHYSNET):

@@ -17,9 +17,11 @@
 ``nova-scheduler`` and ``nova-compute`` with the fake virt driver, which
 writes down the accelerators each guest gets. Nova keeps its API, cell0
 and cell1 databases in SQLite files and talks over RabbitMQ. Neutron is
-a stand-in that plugs nothing (Nova asks it even for ``networks: none``),
-or the real one (:mod:`cyborg.demo.neutron`), started by the caller on
-the ``neutron`` port.
+a stand-in that plugs nothing and gives no addresses (Nova asks it even
+for ``networks: none``), or the real one (:mod:`cyborg.demo.neutron`),
+started by the caller on the ``neutron`` port; a server with a fixed
+IPv4 address there gets a simulated guest to log in to over SSH
+(:mod:`cyborg.demo.nova_guest`).
 
 Without Keystone, a filter makes every request to the compute API an
 admin's, and Nova reaches the other services with a token they take as
@@ -62,8 +64,9 @@ MICROVERSION = '2.95'
 #: The token every service sends without Keystone; Nova's filter and
 #: Cyborg's noauth and Placement's noauth2 accept it.
 TOKEN = 'admin'  # nosec B105
-_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                       'nova_runner.py')
+#: What runs in Nova's virtualenv, from the state directory.
+_RUNNERS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+            for name in ('nova_runner.py', 'nova_guest.py')]
 
 _PASTE = '''[composite:osapi_compute]
 use = call:nova.api.openstack.urlmap:urlmap_factory
@@ -158,11 +161,14 @@ class NovaServices:
     :param neutron_stand_in: start the Neutron stand-in of
         :mod:`cyborg.demo.nova_runner` on the ``neutron`` port; false
         where the real Neutron serves there.
+    :param sysfs: the host's (simulated) sysfs, where the guests find
+        the ids of the PCI functions passed through to them; None for
+        ``/sys``.
     """
 
     def __init__(self, state, venv, ports, placement_url, cyborg_url,
                  glance_url, rabbit_url, host, nodename=None, keystone=None,
-                 neutron_stand_in=True):
+                 neutron_stand_in=True, sysfs=None):
         self.state = os.path.abspath(state)
         self.venv = os.path.abspath(venv)
         self.ports = ports
@@ -174,6 +180,7 @@ class NovaServices:
         self.nodename = nodename or host
         self.keystone = keystone
         self.neutron_stand_in = neutron_stand_in
+        self.sysfs = sysfs
         self.conf = self.path('nova.conf')
         self.processes = {}
 
@@ -257,8 +264,9 @@ class NovaServices:
         for sub in ('logs', 'instances', 'locks'):
             os.makedirs(self.path(sub), exist_ok=True)
         # Run from the state directory: the paste filter imports it as
-        # ``nova_runner`` from there.
-        shutil.copy(_RUNNER, self.path('nova_runner.py'))
+        # ``nova_runner`` from there, the driver ``nova_guest``.
+        for runner in _RUNNERS:
+            shutil.copy(runner, self.state)
         with open(self.path('api-paste.ini'), 'w') as f:
             f.write(_PASTE % {'auth': 'testauth' if self.keystone is None
                               else 'authtoken'})
@@ -273,7 +281,9 @@ class NovaServices:
                     OS_NOVA_CONFIG_DIR=self.state,
                     OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf',
                     CYBORG_NOVA_RECORDS=self.path('driver-records.jsonl'),
-                    CYBORG_NOVA_NODENAME=self.nodename)
+                    CYBORG_NOVA_NODENAME=self.nodename,
+                    **({'CYBORG_NOVA_SYSFS': self.sysfs} if self.sysfs
+                       else {}))
 
     def _bin(self, name):
         return os.path.join(self.venv, 'bin', name)

@@ -25,7 +25,11 @@ which is not installed there), started by :mod:`cyborg.demo.nova`:
     driver that also writes what it was asked to do, accelerators
     included, to the JSON lines file ``$CYBORG_NOVA_RECORDS``. Its node is
     named ``$CYBORG_NOVA_NODENAME`` (the FQDN, say), not ``[DEFAULT] host``,
-    and keeps its uuid when ``nova-compute`` restarts.
+    and keeps its uuid when ``nova-compute`` restarts. A server with a
+    fixed IPv4 address gets a simulated guest to log in to
+    (:mod:`cyborg.demo.nova_guest`), which shows the PCI functions passed
+    through with the ids of the host's sysfs at ``$CYBORG_NOVA_SYSFS``
+    (default ``/sys``); a snapshot uploads a few bytes for its disk.
 ``neutron PORT``
     A stand-in for Neutron (:func:`neutron`): no more than Nova and
     Tempest's scenario tests ask of it, with nothing plugged.
@@ -40,6 +44,7 @@ Cyborg's source tree, where Nova is not installed. Every service here
 lets SQLite writers wait for the lock (:func:`_wait_for_sqlite_locks`).
 """
 
+import io
 import json
 import os
 import socketserver
@@ -240,8 +245,11 @@ def neutron(port):
 
 def _recording_driver():
     import nova.conf
+    from nova.image import glance
     from nova.virt import fake
     from nova.virt import node
+    # Beside this file, in the state directory.
+    import nova_guest
 
     lock = threading.Lock()
 
@@ -251,10 +259,17 @@ def _recording_driver():
                                 'accel_info': accel_info}) + '\n')
 
     class RecordingDriver(fake.FakeDriver):
-        """The fake driver; it writes down each guest's accelerators."""
+        """The fake driver; it writes down each guest's accelerators.
+
+        Its guests (:class:`nova_guest.Guests`) run while their servers
+        do, paused while they are.
+        """
 
         def init_host(self, host):
             super().init_host(host)
+            self.guests = nova_guest.Guests(
+                nova.conf.CONF.instances_path,
+                os.environ.get('CYBORG_NOVA_SYSFS', '/sys'))
             self._set_nodes([os.environ.get('CYBORG_NOVA_NODENAME') or
                              host])
             # A restarted nova-compute refuses to start without its
@@ -289,11 +304,17 @@ def _recording_driver():
             super().spawn(context, instance, image_meta, injected_files,
                           admin_password, allocations, network_info,
                           block_device_info, power_on, accel_info)
+            if power_on:
+                self.guests.start(instance, network_info, accel_info)
 
         def reboot(self, context, instance, network_info, reboot_type,
                    block_device_info=None, bad_volumes_callback=None,
                    accel_info=None, share_info=None):
             record('reboot', instance, accel_info)
+            # The guest boots again with the accelerators Nova passes;
+            # the fake driver's power_on finds it running.
+            self.guests.stop(instance.uuid)
+            self.guests.start(instance, network_info, accel_info)
             super().reboot(context, instance, network_info, reboot_type,
                            block_device_info, bad_volumes_callback,
                            accel_info, share_info)
@@ -304,9 +325,38 @@ def _recording_driver():
             record('power_on', instance, accel_info)
             super().power_on(context, instance, network_info,
                              block_device_info, accel_info, share_info)
+            self.guests.start(instance, network_info, accel_info)
+
+        def power_off(self, instance, timeout=0, retry_interval=0):
+            super().power_off(instance, timeout, retry_interval)
+            self.guests.stop(instance.uuid)
+
+        def pause(self, instance):
+            super().pause(instance)
+            self.guests.pause(instance.uuid)
+
+        def unpause(self, instance):
+            super().unpause(instance)
+            self.guests.unpause(instance.uuid)
+
+        def snapshot(self, context, instance, image_id, update_task_state):
+            super().snapshot(context, instance, image_id, update_task_state)
+            # As the libvirt driver uploads the guest's disk, through
+            # Nova's image API, in its image's formats; Glance makes the
+            # image active.
+            image_meta = instance.image_meta
+            formats = {name: getattr(image_meta, name) if
+                       image_meta.obj_attr_is_set(name) else default
+                       for name, default in (('disk_format', 'raw'),
+                                             ('container_format', 'bare'))}
+            glance.API().update(
+                context, image_id, formats, purge_props=False,
+                data=io.BytesIO(b'the disk of server %s\n' % (
+                    instance.uuid.encode())))
 
         def destroy(self, context, instance, *args, **kwargs):
             record('destroy', instance, None)
+            self.guests.stop(instance.uuid)
             super().destroy(context, instance, *args, **kwargs)
 
     return RecordingDriver

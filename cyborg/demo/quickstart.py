@@ -139,8 +139,8 @@ class Quickstart:
             self.path('nova'), nova_venv,
             {'api': self.ports['nova'], 'neutron': self.ports['neutron']},
             self.url('placement'), self.url('api') + '/v2',
-            self.url('glance'), None, quickstart_demo.HOST,
-            nodename=nodename, keystone=self.keystone,
+            self.url('glance'), None, quickstart_demo.HOST, nodename=nodename,
+            keystone=self.keystone, sysfs=self.path('sysfs'),
             neutron_stand_in=not self.neutron) if nova_venv else None
         self.osc = os.path.abspath(osc)
         #: What boots on the services and says where they are.
@@ -441,7 +441,7 @@ class Quickstart:
             neutron.shared_network(neutron.adapter(
                 self.url('neutron'), self.keystone and self.keystone.session(
                     'admin')), nova_runner.NETWORK['name'],
-                nova_runner.SUBNET['cidr'])
+                neutron.loopback_cidr(self.ports['neutron']))
         quickstart_demo.echo('== demo bitstream: image %s' %
                              self.demo.bitstream()['id'])
         if self.nova:

@@ -15,13 +15,20 @@
 directory, as devstack's ``lib/tempest`` and Cyborg's devstack plugin
 write it for the services they run, beside ``tempest-exclude.txt``: the
 tests of cyborg-tempest-plugin that cannot pass there, each with why
-(:data:`EXCLUDED`). :func:`command` runs the plugin's tests with them.
-Tempest needs Keystone; the quickstart writes them only when it runs.
+(:data:`EXCLUDED`, and :data:`NEEDS_GUESTS` without the real Neutron).
+:func:`command` runs the plugin's tests with them. Tempest needs
+Keystone; the quickstart writes them only when it runs.
+
+With the real Nova and Neutron, Tempest logs in to servers as devstack
+configures it to where servers' fixed addresses are reachable
+(``[validation] connect_method = fixed``): the fake virt driver's
+simulated guests (:mod:`cyborg.demo.nova_guest`) listen on them.
 """
 
 import os
 
 from cyborg.demo import keystone
+from cyborg.demo import nova_guest
 from cyborg.demo import nova_runner
 
 #: Tempest, with cyborg-tempest-plugin (tools/setup-client-venvs.sh
@@ -48,9 +55,13 @@ EXCLUDED = {
     r'test_device_profile_negative\.DeviceProfileNegativeTest\.'
     r'test_create_device_profile_name_to_long':
         'expects 500 for a 256-character name; we answer 400',
+}
+#: Tests also left out where servers get no address to log in to: with
+#: the Neutron stand-in, or without Nova.
+NEEDS_GUESTS = {
     r'test_pci_driver_lifecycle\.':
-        'logs in to the guest over SSH to find the device; the fake virt '
-        'driver boots no guest',
+        'logs in to the guest over SSH to find the device; servers get no '
+        'address without the real Neutron',
 }
 
 _CONF = """[DEFAULT]
@@ -104,8 +115,7 @@ snapshot = True
 shelve = True
 
 [validation]
-# The fake virt driver boots no guest to log in to.
-run_validation = False
+{validation}
 
 [cyborg]
 image_ref = {image_ref}
@@ -124,7 +134,16 @@ lock_path = {workspace}/locks
 """
 
 
-def render(workspace, admin, resources):
+#: ``[validation]`` where servers have guests to log in to, on the
+#: shared network's fixed addresses, as the image's user.
+_VALIDATION = """run_validation = True
+connect_method = fixed
+network_for_ssh = {network}
+image_ssh_user = {user}
+auth_method = keypair"""
+
+
+def render(workspace, admin, resources, guests=False):
     """The text of ``tempest.conf``.
 
     :param workspace: the directory of Tempest's log and locks.
@@ -135,11 +154,21 @@ def render(workspace, admin, resources):
         ``pci_profile``, ``pci_vendor_id`` and ``pci_product_id`` for the
         generic PCI driver's device; with Nova (and Neutron, or its
         stand-in), ``image_ref`` and ``flavor_ref``.
+    :param guests: whether servers have guests to log in to (with the
+        real Neutron).
     """
+    network = nova_runner.NETWORK['name']
     return _CONF.format(
         workspace=workspace, admin=admin, region=keystone.REGION,
-        nova='image_ref' in resources, network=nova_runner.NETWORK['name'],
+        nova='image_ref' in resources, network=network,
+        validation=_VALIDATION.format(network=network, user=nova_guest.USER)
+        if guests else 'run_validation = False',
         **dict({'image_ref': '', 'flavor_ref': ''}, **resources))
+
+
+def excluded(guests=False):
+    """The tests left out, ``{pattern: why}``; see :func:`render`."""
+    return dict(EXCLUDED, **({} if guests else NEEDS_GUESTS))
 
 
 def command(state, tempest='tempest'):
@@ -161,16 +190,17 @@ def write_for(quickstart):
     :returns: the path of ``tempest.conf``.
     """
     resources = quickstart.demo.tempest_resources()
+    guests = quickstart.neutron is not None
     workspace = quickstart.path(WORKSPACE)
     os.makedirs(workspace, exist_ok=True)
-    conf, excluded = (quickstart.path(name) for name in FILES)
+    conf, exclude_list = (quickstart.path(name) for name in FILES)
     # It holds the administrator's password.
     with open(os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
               'w') as f:
         f.write(render(workspace, quickstart.keystone.credentials('admin'),
-                       resources))
-    with open(excluded, 'w') as f:
-        for pattern, reason in sorted(EXCLUDED.items()):
+                       resources, guests))
+    with open(exclude_list, 'w') as f:
+        for pattern, reason in sorted(excluded(guests).items()):
             f.write('%s  # %s\n' % (pattern, reason))
     print('== Tempest\'s configuration: %s' % conf, flush=True)
     return conf

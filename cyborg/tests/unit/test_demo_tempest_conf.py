@@ -28,11 +28,11 @@ PCI = {'pci_profile': 'demo-pci', 'pci_vendor_id': '10ee',
        'pci_product_id': '5021'}
 
 
-def _parsed(resources):
+def _parsed(resources, guests=False):
     # Tempest's [DEFAULT] is a section like the others.
     conf = configparser.ConfigParser(interpolation=None,
                                      default_section='none')
-    conf.read_string(tempest_conf.render('/ws', ADMIN, resources))
+    conf.read_string(tempest_conf.render('/ws', ADMIN, resources, guests))
     return conf
 
 
@@ -59,10 +59,22 @@ class TestRender(testtools.TestCase):
         self.assertEqual(('img', '42', 'demo-net'), (
             conf['compute']['image_ref'], conf['compute']['flavor_ref'],
             conf['compute']['fixed_network_name']))
-        # No guest to log in to; no network per project in the stand-in.
+        # No address to log in to; no network per project in the stand-in.
         self.assertEqual(('False', 'False'), (
             conf['validation']['run_validation'],
             conf['auth']['create_isolated_networks']))
+
+    def test_with_guests(self):
+        self.assertIn(r'test_pci_driver_lifecycle\.', tempest_conf.excluded())
+        conf = _parsed(dict(PCI, image_ref='img', flavor_ref='42'),
+                       guests=True)
+        # As devstack logs in to servers on their fixed addresses.
+        self.assertEqual(
+            {'run_validation': 'True', 'connect_method': 'fixed',
+             'network_for_ssh': 'demo-net', 'image_ssh_user': 'cirros',
+             'auth_method': 'keypair'}, dict(conf['validation']))
+        self.assertEqual(tempest_conf.EXCLUDED,
+                         tempest_conf.excluded(guests=True))
 
     def test_command(self):
         self.assertEqual(

@@ -24,8 +24,10 @@ Its demo boots servers with the openstack CLI and a token of the
 (``tools/setup-client-venvs.sh``) run with the ``tempest.conf`` it wrote
 (:mod:`cyborg.demo.tempest_conf`), as the quickstart's summary says to:
 the API and SRBAC tests as dynamic credentials' users, and the scenario
-tests that boot servers through Nova without logging in to them (the
-others are excluded, with why). A port with ``vnic_type``
+tests that boot servers through Nova, those of the generic PCI driver's
+lifecycle logging in over SSH to the fake virt driver's simulated guests
+on the servers' fixed addresses, on loopback (those that cannot pass are
+excluded, with why). A port with ``vnic_type``
 ``accelerator-direct`` names a Cyborg device profile of a NIC VF: Nova
 asks Cyborg for the VF and writes its physical network and PCI slot into
 the port's ``binding:profile``, where Neutron binds it. Neutron lets only
@@ -66,8 +68,9 @@ OSC = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
 NOVA = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
 NEUTRON = cyborg_fixtures.VENVS / ('neutron-' + neutron.NEUTRON_VERSION)
 #: cyborg-tempest-plugin 2.8.0 has 42 API tests, SRBAC ones included, 3
-#: of them excluded, and 2 scenario tests that log in to no guest.
-EXPECTED_PASSED = 42 - 3 + 2
+#: of them excluded, 2 scenario tests that log in to no guest and 10 of
+#: the generic PCI driver's lifecycle that do.
+EXPECTED_PASSED = 42 - 3 + 2 + 10
 HOST = quickstart_demo.HOST
 PHYSNET = neutron.PHYSNET
 VFS = quickstart_host.NIC_VFS
