@@ -20,6 +20,7 @@ import functools
 
 from oslo_db import exception as db_exc
 import oslo_messaging as messaging
+from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
 
 from cyborg.common import local_rpc
@@ -28,10 +29,12 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 
 TRANSPORT = None
+#: The process's notifier; None while notifications are off.
+NOTIFIER = None
 
 
 def init(conf, url=None):
-    """Create the process's RPC transport.
+    """Create the process's RPC transport, and its notifier.
 
     :param url: a transport URL; by default ``[DEFAULT] transport_url``.
     """
@@ -42,10 +45,58 @@ def init(conf, url=None):
     # not as a generic RemoteError; so do oslo.db's, so that the API
     # answers a conductor's lost database as unavailable, not as a bug.
     exmods = [exception.__name__, db_exc.__name__]
-    if messaging.TransportURL.parse(conf, url).transport == 'fake':
-        url = local_rpc.transport_url(conf, url)
-    TRANSPORT = messaging.get_rpc_transport(conf, url=url,
+    TRANSPORT = messaging.get_rpc_transport(conf, url=_local(conf, url),
                                             allowed_remote_exmods=exmods)
+    init_notifier(conf, url=url)
+
+
+def _local(conf, url):
+    """``url``, or the in-process driver's where it is ``fake://``."""
+    if messaging.TransportURL.parse(conf, url).transport == 'fake':
+        return local_rpc.transport_url(conf, url)
+    return url
+
+
+def _notification_opts():
+    return dict(messaging_opts.list_opts())['oslo_messaging_notifications']
+
+
+def init_notifier(conf, url=None):
+    """Create the process's notifier, when a notification driver is set.
+
+    It is built from the ``[oslo_messaging_notifications]`` options:
+    with no ``driver`` (or only ``noop``) there is no notifier, and no
+    notification is built. Notifications go to that group's
+    ``transport_url``, else to ``url``, else to ``[DEFAULT]
+    transport_url``.
+    """
+    global NOTIFIER
+    cleanup_notifier()
+    conf.register_opts(_notification_opts(),
+                       group='oslo_messaging_notifications')
+    options = conf.oslo_messaging_notifications
+    if not set(options.driver) - {'noop'}:
+        return
+    url = options.transport_url or url or conf.transport_url
+    NOTIFIER = messaging.Notifier(
+        messaging.get_notification_transport(conf, url=_local(conf, url)),
+        serializer=RequestContextSerializer(
+            messaging.JsonPayloadSerializer()))
+
+
+def get_notifier(publisher_id):
+    """The notifier as ``publisher_id``; None while notifications are off."""
+    if NOTIFIER is None:
+        return None
+    return NOTIFIER.prepare(publisher_id=publisher_id)
+
+
+def cleanup_notifier():
+    """Close the notifier's transport; notifications are off after it."""
+    global NOTIFIER
+    if NOTIFIER is not None:
+        NOTIFIER.transport.cleanup()
+    NOTIFIER = None
 
 
 def cleanup():
@@ -53,6 +104,7 @@ def cleanup():
     if TRANSPORT is not None:
         TRANSPORT.cleanup()
     TRANSPORT = None
+    cleanup_notifier()
 
 
 class RequestContextSerializer(messaging.Serializer):

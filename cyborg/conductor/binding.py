@@ -21,7 +21,9 @@ hold; create the mediated device of an MDEV handle; mark the ARQ Bound. A
 PCI handle that needs no programming is claimed and the ARQ marked Bound
 in one transaction. Any failure marks it BindFailed and gives the handle
 back. Once every ARQ of an instance is resolved, Nova gets one
-``accelerator-request-bound`` event per ARQ in one call.
+``accelerator-request-bound`` event per ARQ in one call. Each ARQ bound,
+failed or unbound is notified once its change is committed
+(:mod:`cyborg.conductor.notifications`).
 
 The mdev of an MDEV handle is named by the handle's uuid, which is the
 ``attach_handle_uuid`` that the API shows and os-acc and Nova attach. A
@@ -46,6 +48,7 @@ from cyborg.clients import placement
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg.common import profile_group
+from cyborg.conductor import notifications
 from cyborg.conductor import nova_events
 from cyborg.conductor import programming
 import cyborg.conf
@@ -208,6 +211,7 @@ def bind(context, arq, agent, deadline, checked=None):
         _bind_steps(context, arq, agent, deadline, made, checked)
         LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
                  {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
+        notifications.arq_bound(context, arq)
         return arq
     except (exception.BindFailed, exception.BindRefused) as e:
         reason = e.kwargs['reason']
@@ -234,6 +238,8 @@ def _fail(context, arq, agent, reason, mdev_handle=None):
         LOG.info('Accelerator request %(uuid)s left as it is: %(err)s',
                  {'uuid': arq.uuid, 'err': e})
         resolved = None
+    else:
+        notifications.arq_bind_failed(context, arq)
     if mdev_handle is not None:
         handle = handle_obj.AttachHandle.get_by_id(context, mdev_handle.id)
         if not handle.in_use:
@@ -386,7 +392,9 @@ def unbind(context, arq, agent=None):
             arq.update_state(context, states.UNBIND_FAILED,
                              expected=[arq.state])
             raise exception.UnbindFailed(uuid=arq.uuid, reason=str(e))
+    bound_to = arq.hostname, arq.device_rp_uuid, arq.instance_uuid
     arq.unbind(context)
+    notifications.arq_unbound(context, arq, *bound_to)
 
 
 def remove_mdevs(context, arqs):

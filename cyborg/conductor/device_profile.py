@@ -13,6 +13,7 @@
 
 from oslo_log import log
 
+from cyborg.conductor import notifications
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import device_profile
@@ -24,13 +25,15 @@ def create(context, profile):
     profile.create(context)
     LOG.info('Created device profile %(name)s (%(uuid)s)',
              {'name': profile.name, 'uuid': profile.uuid})
+    notifications.device_profile_created(context, profile)
     return profile
 
 
 def delete(context, uuids, names):
-    device_profile.DeviceProfile.destroy_many(context, uuids=uuids,
-                                              names=names)
+    profiles = device_profile.DeviceProfile.destroy_many(
+        context, uuids=uuids, names=names)
     LOG.info('Deleted device profiles %s', sorted(set(uuids) | set(names)))
+    notifications.device_profiles_deleted(context, profiles)
 
 
 #: What an update may change. The name stays: flavors refer to it.

@@ -28,6 +28,7 @@ from oslo_utils import uuidutils
 
 from cyborg.clients import placement
 from cyborg.common import pci_address
+from cyborg.conductor import notifications
 import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
@@ -103,6 +104,8 @@ def apply_report(context, host_report, owner, client=None):
             raise
     LOG.info('Inventory of host %(host)s: %(diff)s',
              {'host': hostname, 'diff': diff})
+    notifications.devices_changed(context, hostname, diff.devices_added,
+                                  diff.devices_removed)
     return diff
 
 

@@ -38,6 +38,7 @@ def _check_unused(context, profile):
 def delete_many(context, uuids=(), names=()):
     """Delete profiles by uuid and by name: all of them, or none.
 
+    :returns: the deleted rows, as they were.
     :raises DeviceProfileNotFound: one of them does not exist.
     :raises DeviceProfileInUse: accelerator requests still use one.
     """
@@ -55,3 +56,4 @@ def delete_many(context, uuids=(), names=()):
     context.session.query(model).filter(
         model.id.in_([r.id for r in rows])).delete(
             synchronize_session=False)
+    return rows

@@ -18,6 +18,8 @@ host's rows equal to it in one transaction, writing only what differs.
 rows and writes the plan.
 """
 
+import dataclasses
+
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -85,7 +87,14 @@ def apply(context, hostname, devices, compute_node=None):
         raise exception.InventoryChanged(
             host=hostname, reason='%s still refers to a removed row'
             % e.table)
-    return plan.diff
+    return dataclasses.replace(
+        plan.diff,
+        devices_added=_inserted_devices(context.session, hostname, plan,
+                                        loaded[models.Device]),
+        devices_removed=tuple(
+            _frozen(inventory_plan.Device, loaded[models.Device][device_id],
+                    control_path=None)
+            for device_id in plan.devices.delete))
 
 
 # --- loading -----------------------------------------------------------------
@@ -151,6 +160,17 @@ def _frozen(cls, row, **given):
     """A plan's namedtuple ``cls`` of a model row's columns."""
     return cls(*(given[field] if field in given else getattr(row, field)
                  for field in cls._fields))
+
+
+def _inserted_devices(session, hostname, plan, loaded):
+    """The host's devices that the plan inserted (not among ``loaded``)."""
+    if not plan.devices.insert:
+        return ()
+    rows = session.query(models.Device).filter(
+        models.Device.hostname == hostname,
+        models.Device.id.notin_(list(loaded))).order_by(models.Device.id)
+    return tuple(_frozen(inventory_plan.Device, row, control_path=None)
+                 for row in rows)
 
 
 # --- writing -----------------------------------------------------------------

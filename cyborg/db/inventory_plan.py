@@ -128,13 +128,17 @@ class InventoryDiff:
 
     ``changed`` lists deployables whose row, attributes, attach handles or
     device changed; ``vanished`` those no longer reported but kept because
-    accelerator requests hold them.
+    accelerator requests hold them. ``devices_added`` and
+    ``devices_removed`` hold the :class:`Device` rows that were inserted
+    and deleted (set by the executor, which gives new rows their uuids).
     """
 
     added: tuple = ()
     removed: tuple = ()
     changed: tuple = ()
     vanished: tuple = ()
+    devices_added: tuple = ()
+    devices_removed: tuple = ()
 
     def __bool__(self):
         return bool(self.added or self.removed or self.changed)

@@ -39,8 +39,12 @@ class DeviceProfile(base.PersistentObject):
 
     @classmethod
     def destroy_many(cls, context, uuids=(), names=()):
-        """Delete the named profiles, all or none."""
-        profile_db.delete_many(context, uuids=uuids, names=names)
+        """Delete the named profiles, all or none.
+
+        :returns: the deleted profiles as they were before deletion.
+        """
+        return cls._from_db_objects(context, profile_db.delete_many(
+            context, uuids=uuids, names=names))
 
     def destroy(self, context):
         self.destroy_many(context, uuids=[self.uuid])

@@ -100,6 +100,11 @@ class TestInventory(base.TestCase):
         devices = self.rows('device')
         self.assertEqual({HOST}, {d.hostname for d in devices.values()})
         self.assertEqual({None}, {d.vanished_at for d in devices.values()})
+        # The new devices as they were stored, for their notifications.
+        self.assertEqual(
+            [(d.uuid, d.type, d.model) for d in devices.values()],
+            [(d.uuid, d.type, d.model) for d in diff.devices_added])
+        self.assertEqual((), diff.devices_removed)
         self.assertEqual(2, len(self.rows('controlpath_id')))
         self.assertEqual(3, len(self.handles('0000:5e:00.0')))
         self.assertEqual(
@@ -137,6 +142,7 @@ class TestInventory(base.TestCase):
         with db_utils.recorded_statements() as small:
             diff = self.apply(fpga('0000:5e:00.0'), gpu())
         self.assertFalse(diff)
+        self.assertEqual(((), ()), (diff.devices_added, diff.devices_removed))
         self.assertEqual([], db_utils.writes(small, ignore_table='hosts'))
 
         self.apply(*[fpga('0000:%02x:00.0' % bus, vfs=8)
@@ -207,7 +213,7 @@ class TestInventory(base.TestCase):
 
         self.assertEqual((GPU, MDEV), diff.vanished)
         self.assertEqual((GPU, MDEV), diff.changed)
-        self.assertEqual((), diff.removed)
+        self.assertEqual(((), ()), (diff.removed, diff.devices_removed))
         gpu_row = db_api.get_all(self.admin_context, 'device',
                                  filters={'type': 'GPU'})[0]
         self.assertIsNotNone(gpu_row.vanished_at)
@@ -223,6 +229,10 @@ class TestInventory(base.TestCase):
 
         self.assertEqual((GPU, MDEV), diff.removed)
         self.assertEqual((), diff.vanished)
+        # Deleted now, and only now.
+        self.assertEqual([(gpu_row.uuid, 'GPU', 'T4')],
+                         [(d.uuid, d.type, d.model)
+                          for d in diff.devices_removed])
         self.assertEqual(['FPGA'],
                          [d.type for d in self.rows('device').values()])
 
@@ -236,6 +246,7 @@ class TestInventory(base.TestCase):
         self.assertEqual((GPU, MDEV), diff.changed)
         self.assertEqual(((), (), ()),
                          (diff.added, diff.removed, diff.vanished))
+        self.assertEqual(((), ()), (diff.devices_added, diff.devices_removed))
         self.assertEqual({None}, {d.vanished_at
                                   for d in self.rows('device').values()})
         handle = db_api.get(self.admin_context, 'accelerator_request',

@@ -43,8 +43,9 @@ class TestDeviceProfiles(base.TestCase):
         self.assertIn('zzz', str(exc))
         self.assertEqual(2, len(db_api.get_all(self.admin_context,
                                                'device_profile')))
-        profile_db.delete_many(self.admin_context, names=['a'],
-                               uuids=[b.uuid])
+        deleted = profile_db.delete_many(self.admin_context, names=['a'],
+                                         uuids=[b.uuid])
+        self.assertEqual(['a', 'b'], sorted(row.name for row in deleted))
         self.assertEqual([], db_api.get_all(self.admin_context,
                                             'device_profile'))
 
