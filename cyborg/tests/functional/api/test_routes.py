@@ -126,6 +126,9 @@ class TestRolelessCaller(APITestCase):
             'deployables': deployable.uuid,
             'attributes': attribute.uuid,
         }
+        unbind = [{'op': 'remove', 'path': '/hostname'},
+                  {'op': 'remove', 'path': '/device_rp_uuid'},
+                  {'op': 'remove', 'path': '/instance_uuid'}]
         self.bodies = {
             ('POST', 'device_profiles'): [{'name': 'x', 'groups': [
                 {'resources:FPGA': '1'}]}],
@@ -133,10 +136,9 @@ class TestRolelessCaller(APITestCase):
                 'op': 'replace', 'path': '/description', 'value': 'x'}],
             ('POST', 'accelerator_requests'): {
                 'device_profile_name': profile.name},
-            ('PATCH', 'accelerator_requests'): {arq.uuid: [
-                {'op': 'remove', 'path': '/hostname'},
-                {'op': 'remove', 'path': '/device_rp_uuid'},
-                {'op': 'remove', 'path': '/instance_uuid'}]},
+            ('PATCH', 'accelerator_requests'): {arq.uuid: unbind},
+            # From 2.8 the operations on one ARQ alone.
+            ('PATCH', '/v2/accelerator_requests/{uuid}'): unbind,
             ('PATCH', 'deployables'): [{
                 'op': 'replace', 'path': '/program',
                 'value': [{'image_uuid': profile.uuid}]}],
@@ -161,7 +163,8 @@ class TestRolelessCaller(APITestCase):
             'X-Roles': '', 'X-Project-Id': 'roleless',
             'Accept': 'application/json',
             'OpenStack-API-Version': 'accelerator latest'})
-        body = self.bodies.get((method, collection))
+        body = self.bodies.get((method, path),
+                               self.bodies.get((method, collection)))
         if body is not None:
             request.body = json.dumps(body).encode()
             request.content_type = 'application/json'
