@@ -170,15 +170,12 @@ class NotificationBase(NotificationObject):
 
 
 class NotificationPayloadBase(NotificationObject):
-    """A payload: the ``SCHEMA`` fields of the object it describes."""
-
-    #: The fields copied from the described object, by the same names.
-    SCHEMA = ()
+    """A payload: its fields are those of the object it describes."""
 
     @classmethod
     def of(cls, source, **given):
         """The payload of ``source``; ``given`` values win over its own."""
-        values = {name: getattr(source, name) for name in cls.SCHEMA
+        values = {name: getattr(source, name) for name in cls.fields
                   if name not in given}
         return cls(**values, **given)
 
@@ -191,10 +188,6 @@ class AcceleratorRequestPayload(NotificationPayloadBase):
 
     # Version 1.0: Initial version
     VERSION = '1.0'
-
-    SCHEMA = ('uuid', 'state', 'device_profile_name',
-              'device_profile_group_id', 'hostname', 'device_rp_uuid',
-              'instance_uuid', 'project_id', 'attach_handle_type')
 
     fields = {
         'uuid': fields.UUIDField(),
@@ -227,9 +220,6 @@ class DevicePayload(NotificationPayloadBase):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
-    SCHEMA = ('uuid', 'type', 'vendor', 'model', 'hostname',
-              'std_board_info')
-
     fields = {
         'uuid': fields.UUIDField(),
         'type': fields.DeviceTypeField(),
@@ -257,8 +247,6 @@ class DeviceProfilePayload(NotificationPayloadBase):
 
     # Version 1.0: Initial version
     VERSION = '1.0'
-
-    SCHEMA = ('uuid', 'name', 'description', 'groups')
 
     fields = {
         'uuid': fields.UUIDField(),

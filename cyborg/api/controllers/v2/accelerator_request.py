@@ -176,10 +176,10 @@ class AcceleratorRequestsController(base.CollectionController):
                                                   schema.operations)}
         else:
             body = validation.body(pecan.request, schema.patch)
-        if uuid is not None and set(body) != {uuid.lower()}:
-            raise exception.InvalidParameterValue(
-                name=_('body'), reason=_('it must patch exactly the '
-                                         'accelerator request %s') % uuid)
+            if uuid is not None and set(body) != {uuid.lower()}:
+                raise exception.InvalidParameterValue(
+                    name=_('body'), reason=_('it must patch exactly the '
+                                             'accelerator request %s') % uuid)
         patch = {arq_uuid.lower(): schema.patch_values(arq_uuid, ops,
                                                        base.version())
                  for arq_uuid, ops in body.items()}

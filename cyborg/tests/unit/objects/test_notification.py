@@ -51,12 +51,6 @@ class TestNotificationObjects(base.TestCase):
         self.assertEqual(set(), {cls.obj_name() for cls in CLASSES} &
                          set(rpc_objects))
 
-    def test_payloads_name_their_fields(self):
-        for cls in CLASSES:
-            if issubclass(cls, notification.NotificationPayloadBase):
-                self.assertEqual(set(cls.fields), set(cls.SCHEMA),
-                                 cls.obj_name())
-
     def test_event_types(self):
         for expected, kwargs in (
                 ('accelerator_request.bind.end',
