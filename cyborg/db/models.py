@@ -66,6 +66,16 @@ class Device(BASE):
     # request still holds one of its attach handles; see
     # cyborg.db.api.inventory_apply.
     vanished_at = sa.Column(sa.DateTime, nullable=True)
+    # What the host's agent last said of the device's health: NULL until
+    # an agent that reports health does, and why it is not healthy.
+    health = sa.Column(sa.String(16), nullable=True)
+    health_reasons = sa.Column(db_types.JsonEncodedList(), nullable=False,
+                               default=list, server_default='[]')
+    # When ``health`` last changed: a recovered device leaves quarantine
+    # a quiet period after it.
+    health_changed_at = sa.Column(sa.DateTime, nullable=True)
+    # Set while the device is quarantined: its inventory is reserved.
+    quarantined_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class Host(BASE):
@@ -87,6 +97,8 @@ class Host(BASE):
     compute_rp_name = sa.Column(sa.String(255), nullable=True)
     lease_owner = sa.Column(sa.String(255), nullable=True)
     lease_expires_at = sa.Column(sa.DateTime, nullable=True)
+    # When the host's agent last sent a report that was applied.
+    reported_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class PlacementProvider(BASE):
