@@ -302,3 +302,14 @@ class ResourceProviderExists(Conflict):
 class ResourceProviderGenerationConflict(Conflict):
     msg_fmt = _("Resource provider %(uuid)s kept changing while it was "
                 "updated; gave up after %(retries)d retries.")
+
+
+class ConsumerGenerationConflict(Conflict):
+    msg_fmt = _("The allocations of consumer %(uuid)s kept changing while "
+                "they were updated; gave up after %(retries)d retries.")
+
+
+# --- Nova (the conductor's and cyborg-manage's Nova client) ----------------
+
+class NovaUnavailable(ServiceUnavailable):
+    msg_fmt = _("Nova could not answer: %(reason)s")

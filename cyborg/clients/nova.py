@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tells Nova that accelerator requests are bound, by external event.
+"""Tells Nova that accelerator requests are bound, and asks it of servers.
 
 Nova waits for one ``accelerator-request-bound`` event per ARQ before it
 reads the bound ARQs and spawns the instance. This client makes one call
@@ -17,12 +17,15 @@ per batch of events and says which of them are done with; the conductor
 keeps the others and sends them again (:mod:`cyborg.conductor.nova_events`).
 An event Nova refuses because the instance is gone or not on a host yet
 (404 or 422 per event) is done with: no instance waits for it.
+``cyborg-manage audit`` asks whether a server exists
+(:meth:`NovaClient.server_exists`).
 """
 
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
 
 from cyborg.clients import keystone
+from cyborg import exception
 
 LOG = log.getLogger(__name__)
 
@@ -42,7 +45,7 @@ def arq_event(instance_uuid, arq_uuid, status):
 
 
 class NovaClient:
-    """The external events API of Nova, reached through ``[nova]``."""
+    """Nova's external events and servers APIs, reached through ``[nova]``."""
 
     def __init__(self, conf):
         self._conf = conf
@@ -81,6 +84,29 @@ class NovaClient:
                     'events, to be sent again: %(problem)s',
                     {'count': len(events), 'problem': problem})
         return [False] * len(events)
+
+    def server_exists(self, context, server_uuid):
+        """Whether Nova knows the server (in any state but deleted).
+
+        Only Nova's own 404 says that a server is gone: a soft-deleted
+        server, which may still be restored, exists.
+
+        :raises NovaUnavailable: Nova could not be reached or did not
+            answer 200 or 404; nothing can be said of the server.
+        """
+        try:
+            response = self._api().get(
+                '/servers/%s' % server_uuid,
+                global_request_id=context.global_id)
+        except ks_exc.ClientException as e:
+            raise exception.NovaUnavailable(reason=str(e))
+        if response.status_code == 200:
+            return True
+        if response.status_code == 404:
+            return False
+        raise exception.NovaUnavailable(reason='GET /servers/%s: HTTP %d %s'
+                                        % (server_uuid, response.status_code,
+                                           response.text[:200]))
 
     @staticmethod
     def _answered(events, response):

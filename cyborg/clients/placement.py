@@ -41,6 +41,12 @@ GROUP = 'placement'
 #: answer to POST (1.20) and error codes (1.23).
 MICROVERSION = '1.26'
 
+#: 1.38 shows a consumer's type (INSTANCE, MIGRATION) and generation, and
+#: lets POST /allocations write a consumer's allocations, empty ones
+#: included, guarded by that generation: what taking one provider out of
+#: a consumer's allocations needs (``cyborg-manage audit --heal``).
+ALLOCATIONS_MICROVERSION = '1.38'
+
 CUSTOM_PREFIX = 'CUSTOM_'
 
 # Error codes of Placement's 409 answers (placement/errors.py).
@@ -104,8 +110,10 @@ class PlacementClient:
 
     # --- transport --------------------------------------------------------
 
-    def _request(self, method, url, body=None):
+    def _request(self, method, url, body=None, microversion=None):
         """Send one request; retry connection errors and 5xx answers.
+
+        :param microversion: another than :data:`MICROVERSION`.
 
         :raises PlacementUnavailable: every try failed.
         """
@@ -114,7 +122,10 @@ class PlacementClient:
                 time.sleep(self.retry_delay * 2 ** (attempt - 1))
             self.requests[method] += 1
             try:
-                resp = self._adapter.request(url, method, json=body)
+                resp = self._adapter.request(
+                    url, method, json=body,
+                    **({'microversion': microversion} if microversion
+                       else {}))
             except ks_exc.ConnectionError as e:
                 reason = str(e)
             except ks_exc.ClientException as e:
@@ -137,8 +148,8 @@ class PlacementClient:
             method=method, url=url, status=resp.status_code,
             reason=_error_detail(resp))
 
-    def _get(self, url):
-        resp = self._request('GET', url)
+    def _get(self, url, microversion=None):
+        resp = self._request('GET', url, microversion=microversion)
         if resp.status_code != 200:
             raise self._failed('GET', url, resp)
         return resp.json()
@@ -156,6 +167,11 @@ class PlacementClient:
         """Every provider of the tree that holds ``uuid``, root included."""
         return self._get('/resource_providers?in_tree=%s' %
                          uuid)['resource_providers']
+
+    def providers_with_trait(self, trait):
+        """Every provider that has ``trait``, in every tree."""
+        return self._get('/resource_providers?' + parse.urlencode(
+            {'required': trait}))['resource_providers']
 
     def create_provider(self, uuid, name, parent_uuid=None):
         """Create a provider; returns it, generation included.
@@ -281,6 +297,59 @@ class PlacementClient:
             raise self._failed('PUT', url, resp)
         raise exception.ResourceProviderGenerationConflict(
             uuid=uuid, retries=self.max_retries)
+
+    # --- allocations ------------------------------------------------------
+
+    def provider_allocations(self, uuid):
+        """{consumer uuid: {resource class: amount}} held on a provider."""
+        found = self._get('/resource_providers/%s/allocations' % uuid)
+        return {consumer: held['resources']
+                for consumer, held in found['allocations'].items()}
+
+    def consumer_allocations(self, consumer):
+        """A consumer's allocations as Placement shows them at 1.38.
+
+        :returns: {'allocations': {rp uuid: {'resources': ...}},
+            'consumer_generation', 'consumer_type', 'project_id',
+            'user_id'}; ``allocations`` is empty for an unknown consumer.
+        """
+        return self._get('/allocations/%s' % consumer,
+                         microversion=ALLOCATIONS_MICROVERSION)
+
+    def remove_allocation(self, consumer, rp_uuid):
+        """Take ``rp_uuid`` out of a consumer's allocations, keeping the rest.
+
+        Written with the consumer's generation: when the consumer's
+        allocations changed since they were read, they are read again.
+
+        :returns: whether the consumer had an allocation there.
+        :raises ConsumerGenerationConflict: the consumer kept changing,
+            ``[conductor] placement_max_retries`` times.
+        """
+        url = '/allocations'
+        for _attempt in range(self.max_retries + 1):
+            held = self.consumer_allocations(consumer)
+            allocations = held.get('allocations', {})
+            if rp_uuid not in allocations:
+                return False
+            resp = self._request('POST', url, {consumer: {
+                'allocations': {rp: {'resources': a['resources']}
+                                for rp, a in allocations.items()
+                                if rp != rp_uuid},
+                'consumer_generation': held['consumer_generation'],
+                'consumer_type': held['consumer_type'],
+                'project_id': held['project_id'],
+                'user_id': held['user_id']}},
+                microversion=ALLOCATIONS_MICROVERSION)
+            if resp.status_code == 204:
+                return True
+            if resp.status_code != 409 or _error_code(resp) != (
+                    CONCURRENT_UPDATE):
+                raise self._failed('POST', url, resp)
+            LOG.info('Allocations of consumer %s changed since they were '
+                     'read; reading them again', consumer)
+        raise exception.ConsumerGenerationConflict(
+            uuid=consumer, retries=self.max_retries)
 
     # --- custom names -----------------------------------------------------
 

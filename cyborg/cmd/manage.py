@@ -14,20 +14,31 @@
 Usage::
 
     cyborg-manage device-profile migrate --map OLD=NEW [--map ...] [--apply]
+    cyborg-manage audit [--heal] [--format table|json]
 
 ``device-profile migrate`` renames resource classes and traits in every
 stored device profile, for an upgrade in which a custom name became a
 standard one (seed 001, "Versioning and upgrades"). Without ``--apply`` it
 only reports what it would change. Accelerator requests keep the groups
 they were created with.
+
+``audit`` compares the database with Placement and Nova and lists what
+disagrees; ``--heal`` repairs what is safe to repair
+(:mod:`cyborg.conductor.audit`, ``doc/source/admin/audit.rst``). It exits
+0 when all agree, 1 when findings remain, 2 when Placement or Nova could
+not be read.
 """
 
+import json
 import re
 import sys
 
 from oslo_config import cfg
+from oslo_log import log
 
 from cyborg.common import profile_group
+from cyborg.common import rpc
+from cyborg.conductor import audit
 import cyborg.conf
 from cyborg import context
 from cyborg.objects import device_profile
@@ -90,6 +101,43 @@ def _migrate():
     return 1 if refused else 0
 
 
+_COLUMNS = ('kind', 'object', 'host', 'detail', 'action')
+
+
+def _table(rows):
+    """Rows of dicts as aligned columns, the header first."""
+    rows = [{c: c.upper() for c in _COLUMNS}] + rows
+    widths = {c: max(len(str(r[c])) for r in rows) for c in _COLUMNS[:-1]}
+    return '\n'.join('  '.join([str(r[c]).ljust(widths[c])
+                                for c in _COLUMNS[:-1]] + [r['action']])
+                     for r in rows)
+
+
+def _audit():
+    heal = CONF.category.heal
+    if heal:
+        # An unbind removes mdevs through the agents and notifies.
+        rpc.init(CONF)
+    checker = audit.Audit(context.get_admin_context(), CONF)
+    report = checker.run()
+    if heal:
+        checker.heal(report)
+    if CONF.category.format == 'json':
+        print(json.dumps(dict(report.as_dict(), healed=heal), indent=2,
+                         sort_keys=True))
+        return report.exit_status()
+    if report.findings:
+        print(_table([f.as_dict() for f in report.findings]))
+    for source, reason in sorted(report.unchecked.items()):
+        print('%s not checked: %s' % (source.capitalize(), reason))
+    print('%d finding(s), %d remaining.' % (len(report.findings),
+                                            len(report.remaining)))
+    if report.remaining and not heal and any(
+            f.repair for f in report.remaining):
+        print('Nothing was changed; run again with --heal to repair.')
+    return report.exit_status()
+
+
 def _add_parsers(subparsers):
     parser = subparsers.add_parser(
         'device-profile', help='Work on stored device profiles.')
@@ -104,6 +152,15 @@ def _add_parsers(subparsers):
         '--apply', action='store_true',
         help='Write the changes; without it, only report them.')
     migrate.set_defaults(func=_migrate)
+    checker = subparsers.add_parser(
+        'audit', help='Compare the database with Placement and Nova.')
+    checker.add_argument(
+        '--heal', action='store_true',
+        help='Repair what is safe to repair, and say what was done.')
+    checker.add_argument(
+        '--format', choices=('table', 'json'), default='table',
+        help='A table for people (default) or JSON for tools.')
+    checker.set_defaults(func=_audit)
 
 
 _CATEGORY = cfg.SubCommandOpt('category', title='Commands',
@@ -112,5 +169,9 @@ _CATEGORY = cfg.SubCommandOpt('category', title='Commands',
 
 def main(argv=None):
     CONF.register_cli_opt(_CATEGORY)
+    # Standard output is the command's (a table, JSON); the log goes
+    # beside it, unless the configuration says otherwise.
+    log.register_options(CONF)
+    CONF.set_default('use_stderr', True)
     startup.prepare_service(sys.argv if argv is None else argv)
     return CONF.category.func()

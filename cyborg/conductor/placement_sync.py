@@ -114,6 +114,16 @@ def _host_deployables(context, hostname):
             for dep in deployables]
 
 
+def wanted_providers(context, hostname):
+    """[(deployable, its :class:`Provider` or None)] of a host's rows.
+
+    What a sync would make Placement hold; None for a deployable that
+    offers nothing (no resource class, or no accelerator).
+    """
+    return [(row[0], _provider(hostname, *row))
+            for row in _host_deployables(context, hostname)]
+
+
 def _provider(hostname, deployable, device, attributes):
     resource_class, traits = common_attributes.decode(attributes)
     total = deployable.num_accelerators

@@ -12,9 +12,13 @@
 """Attach handles in the database: claimed by one ARQ at a time.
 
 These run inside the caller's writer transaction (an ARQ's bind, unbind
-or delete), so that the handle and the ARQ that holds it change together.
+or delete), so that the handle and the ARQ that holds it change together;
+:func:`free_unheld`, for ``cyborg-manage audit --heal``, has its own.
 """
 
+import sqlalchemy as sa
+
+from cyborg.db.api import main_context_manager
 from cyborg.db import models
 from cyborg import exception
 
@@ -53,3 +57,19 @@ def release(context, handle_ids):
         context.session.query(models.AttachHandle).filter(
             models.AttachHandle.id.in_(handle_ids)).update(
                 {'in_use': False}, synchronize_session=False)
+
+
+@main_context_manager.writer
+def free_unheld(context, handle_id):
+    """Mark a handle free if it is in use and still no ARQ holds it.
+
+    One conditional UPDATE, so a handle that a bind claimed since it was
+    found is left alone.
+
+    :returns: whether the handle was freed.
+    """
+    model, arq = models.AttachHandle, models.AcceleratorRequest
+    return bool(context.session.query(model).filter(
+        model.id == handle_id, model.in_use.is_(True),
+        ~sa.exists().where(arq.attach_handle_id == model.id),
+    ).update({'in_use': False}, synchronize_session=False))

@@ -11,6 +11,7 @@
 # under the License.
 """Attach handle: the PCI function or mdev an instance gets."""
 
+from cyborg.db import attach_handle as handle_db
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -31,3 +32,8 @@ class AttachHandle(base.PersistentObject):
         'attach_type': fields.AttachTypeField(),
         'attach_info': fields.DictOfNullableStringsField(),
     })
+
+    @staticmethod
+    def free_unheld(context, handle_id):
+        """Free an in-use handle that no ARQ holds; False if one does now."""
+        return handle_db.free_unheld(context, handle_id)

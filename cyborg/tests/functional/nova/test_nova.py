@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -527,3 +528,50 @@ class TestRealNova(functional.ServicesTestCase):
         functional.wait('the ARQs deleted', lambda: not self._arqs(server))
         self._assert_released(server,
                               [a['attach_handle_uuid'] for a in unshelved])
+
+    def _audit(self, *args):
+        result = subprocess.run(
+            [sys.executable, '-c', 'import sys; from cyborg.cmd import '
+             'manage; sys.exit(manage.main())', '--config-file',
+             self.cloud.quickstart.conf, 'audit', '--format', 'json',
+             *args], capture_output=True, text=True)
+        report = json.loads(result.stdout)
+        self.assertTrue(report['sources']['nova']['checked'], report)
+        return {f['object']: f for f in report['findings']}
+
+    def test_audit_asks_nova_of_servers(self):
+        """A live server's ARQ stands; one of a server Nova lacks is healed.
+
+        ``cyborg.tests.functional.test_audit`` seeds every kind of finding
+        against a stand-in for Nova's servers API; this asks the real one.
+        """
+        profile = self._profile([FPGA])
+        server = self._create_server(self._flavor(profile))
+        self._wait_status(server, 'ACTIVE')
+        (arq,) = self._assert_bound(server, [FPGA])
+        response = self.cyborg.post('/accelerator_requests',
+                                    json={'device_profile_name': profile})
+        self.assertEqual(201, response.status_code, response.text)
+        orphan = response.json()['arqs'][0]['uuid']
+        self.addCleanup(self.cyborg.delete, '/accelerator_requests',
+                        params={'arqs': orphan})
+        response = self.cyborg.patch('/accelerator_requests', json={
+            orphan: [{'path': '/' + key, 'op': 'add', 'value': value}
+                     for key, value in (
+                         ('hostname', NODENAME),
+                         ('device_rp_uuid', arq['device_rp_uuid']),
+                         ('instance_uuid', str(uuid.uuid4())))]})
+        self.assertEqual(202, response.status_code, response.text)
+        functional.wait('the bind ended', lambda: self.cyborg.get(
+            '/accelerator_requests/%s' % orphan).json()['state'] in (
+                'Bound', 'BindFailed'))
+
+        found = self._audit()
+        self.assertNotIn(arq['uuid'], found)
+        self.assertEqual('orphaned_arq', found[orphan]['kind'])
+        self.assertNotIn(server, json.dumps(found))
+        self.assertTrue(self._audit('--heal')[orphan]['repaired'])
+        self.assertEqual('Unbound', self.cyborg.get(
+            '/accelerator_requests/%s' % orphan).json()['state'])
+        self.assertNotIn(orphan, self._audit())
+        self.assertEqual('Bound', self._arqs(server)[0]['state'])
