@@ -33,6 +33,8 @@ From the outside in, a request passes:
 9. With ``[audit] enabled``, keystonemiddleware's audit middleware: a
    CADF event per request, naming the authenticated caller.
 10. The health check for a request with a token: details for admins.
+    Beside it, with ``[metrics] enabled``, the Prometheus metrics
+    (:mod:`cyborg.api.metric`) for callers their policy allows.
 11. The URL check (:func:`_utf8_urls`): a path or query string that is
     not UTF-8 is answered 400 here, where pecan would log a traceback.
 12. The pecan application, whose hooks build the request context, read
@@ -62,6 +64,7 @@ from cyborg.api.controllers import root
 from cyborg.api import errors
 from cyborg.api import healthcheck
 from cyborg.api import hooks
+from cyborg.api import metric
 from cyborg.api import microversion
 from cyborg.conductor import rpcapi
 import cyborg.conf
@@ -205,6 +208,7 @@ def setup_app(conf=CONF):
         allow_methods=['GET', 'POST', 'PATCH', 'DELETE'])
     app = _utf8_urls(_pecan_app())
     app = healthcheck.authenticated(app, conf)
+    app = metric.authenticated(app, conf)
     if conf.audit.enabled:
         app = _audit(app, conf)
     app = auth.middleware(app, conf)

@@ -48,6 +48,7 @@ from cyborg.clients import placement
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg.common import profile_group
+from cyborg.conductor import metric
 from cyborg.conductor import notifications
 from cyborg.conductor import nova_events
 from cyborg.conductor import programming
@@ -207,11 +208,16 @@ def bind(context, arq, agent, deadline, checked=None):
         hands (unbound, deleted or bound elsewhere): no event is due then.
     """
     made = {}
+    # The deadline is [DEFAULT] bind_timeout after the bind started (see
+    # submit): as the PATCH moved the ARQ to BindStarted, or, for a
+    # resumed bind, as long ago as the ARQ has been binding.
+    started = deadline - CONF.bind_timeout
     try:
         _bind_steps(context, arq, agent, deadline, made, checked)
         LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
                  {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
         notifications.arq_bound(context, arq)
+        metric.bind_resolved(context, arq, time.monotonic() - started)
         return arq
     except (exception.BindFailed, exception.BindRefused) as e:
         reason = e.kwargs['reason']
@@ -224,7 +230,10 @@ def bind(context, arq, agent, deadline, checked=None):
         LOG.exception('Unexpected error binding accelerator request %s',
                       arq.uuid)
         reason = repr(e)
-    return _fail(context, arq, agent, reason, made.get('mdev'))
+    resolved = _fail(context, arq, agent, reason, made.get('mdev'))
+    if resolved is not None:
+        metric.bind_resolved(context, resolved, time.monotonic() - started)
+    return resolved
 
 
 def _fail(context, arq, agent, reason, mdev_handle=None):
@@ -329,11 +338,14 @@ def expire_binds(context):
     agent = agent_rpcapi.AgentAPI()
     expired = []
     for arq in arqs:
+        started = arq.updated_at or arq.created_at
         resolved = _fail(context, arq, agent,
                          _('not done within [DEFAULT] bind_timeout '
                            '(%d s)') % CONF.bind_timeout,
                          _mdev_of(context, arq))
         if resolved is not None:
+            metric.bind_resolved(context, resolved, timeutils.delta_seconds(
+                started, resolved.updated_at))
             expired.append(resolved)
     nova_events.due()
     return expired

@@ -102,6 +102,7 @@ def apply_report(context, host_report, owner, client=None):
             LOG.error('Report of host %(host)s refused: %(error)s',
                       {'host': hostname, 'error': e})
             raise
+        host_obj.Host.set_reported(context, hostname)
     LOG.info('Inventory of host %(host)s: %(diff)s',
              {'host': hostname, 'diff': diff})
     notifications.devices_changed(context, hostname, diff.devices_added,

@@ -26,6 +26,7 @@ from oslo_log import log
 
 from cyborg.clients import placement
 from cyborg.conductor import inventory
+from cyborg.conductor import metric
 from cyborg.conductor import placement_sync
 import cyborg.conf
 from cyborg import exception
@@ -50,10 +51,12 @@ def sync(context, hostname, owner, client=None):
         LOG.info('Host %s has no compute node provider yet; its devices '
                  'reach Placement once its agent has found it', hostname)
         return None
-    with inventory.host_lease(context, hostname, owner):
+    with inventory.host_lease(context, hostname, owner), \
+            metric.placement_sync(context) as timed:
         summary = placement_sync.sync_host(
             context, hostname, host.compute_rp_uuid,
             client or placement.PlacementClient())
+        timed.failed = bool(summary['failed'])
     changes = {k: v for k, v in summary.items() if v and k != 'unchanged'}
     if changes:
         LOG.info('Placement sync of host %(host)s: %(changes)s',

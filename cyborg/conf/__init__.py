@@ -23,6 +23,7 @@ from cyborg.conf import default
 from cyborg.conf import fpga
 from cyborg.conf import glance
 from cyborg.conf import gpu_devices
+from cyborg.conf import metrics
 from cyborg.conf import nic
 from cyborg.conf import nic_devices
 from cyborg.conf import nova
@@ -42,6 +43,7 @@ database.register_opts(CONF)
 fpga.register_opts(CONF)
 glance.register_opts(CONF)
 gpu_devices.register_opts(CONF)
+metrics.register_opts(CONF)
 nic.register_opts(CONF)
 nic_devices.register_opts(CONF)
 nova.register_opts(CONF)

@@ -25,6 +25,7 @@ from cyborg.conf import default
 from cyborg.conf import fpga
 from cyborg.conf import glance
 from cyborg.conf import gpu_devices
+from cyborg.conf import metrics
 from cyborg.conf import nic
 from cyborg.conf import nic_devices
 from cyborg.conf import nova
@@ -48,6 +49,7 @@ GROUP_MODULES = (
     fpga,
     glance,
     gpu_devices,
+    metrics,
     nic,
     nic_devices,
     nova,

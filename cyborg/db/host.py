@@ -129,6 +129,13 @@ def lease_release(context, hostname, owner):
             synchronize_session=False))
 
 
+@api.retry_on_deadlock
+@main_context_manager.writer
+def set_reported(context, hostname):
+    """Record that a report of the host's agent was applied now."""
+    _write(context, hostname, {'reported_at': timeutils.utcnow()})
+
+
 def set_compute_rp(context, hostname, rp_uuid, rp_name=None):
     """Record the uuid and name of the host's compute node provider."""
     _ensure(context, hostname)

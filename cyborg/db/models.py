@@ -18,6 +18,7 @@ Hosts: one row per reporting host, with its inventory lease, and
 placement_providers, the providers of its tree as Cyborg last saw them.
 Requests: device_profiles and the accelerator_requests made from them;
 nova_events, what Nova is still to be told of their binding.
+Metrics: metric_buckets, the histograms conductors observe for /metrics.
 The alembic migrations under cyborg/db/migrations must build exactly
 these tables; a test compares them on every engine.
 """
@@ -292,6 +293,31 @@ class NovaEvent(BASE):
     attempts = sa.Column(sa.Integer, nullable=False, default=0,
                          server_default='0')
     next_try_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class MetricBucket(BASE):
+    """A bucket of a histogram that conductors observe, for /metrics.
+
+    Buckets are cumulative, as Prometheus shows them: an observation adds
+    one to ``observed`` and its value to ``value_sum`` of every bucket of
+    its series from the first whose bound it does not exceed up to the
+    last, the ``+Inf`` one, which so holds the series' count and sum.
+    ``bucket`` is the index of the bound in the histogram's definition
+    (:mod:`cyborg.objects.metric`); ``labels`` the series' label values,
+    ``name=value`` pairs joined by commas in the order of its label names.
+    Rows are made by the first observation of a series.
+    """
+
+    __tablename__ = 'metric_buckets'
+    __table_args__ = _table_args()
+
+    name = sa.Column(sa.String(64), primary_key=True)
+    labels = sa.Column(sa.String(255), primary_key=True)
+    bucket = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    observed = sa.Column(sa.BigInteger, nullable=False, default=0,
+                         server_default='0')
+    value_sum = sa.Column(sa.Float, nullable=False, default=0.0,
+                          server_default='0')
 
 
 class Generation(BASE):

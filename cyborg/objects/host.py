@@ -31,7 +31,8 @@ from cyborg.objects import fields
 class Host(base.StoredObject):
     # Version 1.0: Initial version
     # Version 1.1: compute_rp_name
-    VERSION = '1.1'
+    # Version 1.2: reported_at
+    VERSION = '1.2'
 
     fields = dict(base.StoredObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -40,12 +41,15 @@ class Host(base.StoredObject):
         'compute_rp_name': fields.StringField(nullable=True),
         'lease_owner': fields.StringField(nullable=True),
         'lease_expires_at': fields.DateTimeField(nullable=True),
+        'reported_at': fields.DateTimeField(nullable=True),
     })
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         if versionutils.convert_version_to_tuple(target_version) < (1, 1):
             primitive.pop('compute_rp_name', None)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            primitive.pop('reported_at', None)
 
     @classmethod
     def get_by_hostname(cls, context, hostname):
@@ -76,6 +80,15 @@ class Host(base.StoredObject):
         return cls._from_db_object(
             context, host_db.set_compute_rp(context, hostname, rp_uuid,
                                             rp_name))
+
+    @staticmethod
+    def set_reported(context, hostname):
+        """Record that a report of the host's agent was applied now.
+
+        ``reported_at`` tells how long ago the host last reported, which
+        /metrics shows.
+        """
+        host_db.set_reported(context, hostname)
 
     @staticmethod
     def acquire_lease(context, hostname, owner, seconds):

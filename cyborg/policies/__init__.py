@@ -23,6 +23,7 @@ from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
+from cyborg.policies import metric
 
 
 def list_rules():
@@ -33,4 +34,5 @@ def list_rules():
         device.list_rules(),
         deployable.list_rules(),
         attribute.list_rules(),
+        metric.list_rules(),
     ))

@@ -24,6 +24,7 @@ from cyborg.policies import attribute as attribute_rules
 from cyborg.policies import deployable as deployable_rules
 from cyborg.policies import device as device_rules
 from cyborg.policies import device_profile as profile_rules
+from cyborg.policies import metric as metric_rules
 from cyborg import policy
 from cyborg.tests import base
 from cyborg.tests import fixtures
@@ -72,6 +73,7 @@ EXPECTED = {
     attribute_rules.GET_ONE: MANAGERS,
     attribute_rules.CREATE: ADMIN,
     attribute_rules.DELETE: ADMIN,
+    metric_rules.GET: ADMIN,
 }
 
 

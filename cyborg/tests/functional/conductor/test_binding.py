@@ -43,6 +43,7 @@ from cyborg.demo import server as demo_server
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import host as host_obj
+from cyborg.objects import metric as metric_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -539,6 +540,23 @@ class TestRestart(BindTestCase):
         self.assertEqual([(old.uuid, 'failed')],
                          self._statuses(old_instance))
         self.assertEqual([], arq_db.list_bind_started(self.ctx))
+
+    def test_left_binds_measured_from_their_start(self):
+        self.conf.config(bind_timeout=60)
+        self.conf.config(enabled=True, group='metrics')
+        self._left_binding(120)
+        self._left_binding(5, claimed=True)
+        binding.resume_binds(self.ctx, futurist.SynchronousExecutor())
+        sums = {labels['result']: (buckets[-1][1], total) for
+                _histogram, labels, buckets, total
+                in metric_obj.histograms(self.ctx)}
+        self.assertEqual({states.BOUND, states.BIND_FAILED}, set(sums))
+        count, seconds = sums[states.BOUND]
+        self.assertEqual(1, count)
+        self.assertAlmostEqual(5, seconds, delta=2)
+        count, seconds = sums[states.BIND_FAILED]
+        self.assertEqual(1, count)
+        self.assertAlmostEqual(120, seconds, delta=2)
 
 
 class _FlakyNova(demo_server.LoopbackServer):

@@ -31,6 +31,7 @@ import testtools
 from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
+from cyborg.db import metric as metric_db
 from cyborg.db import migration
 from cyborg.db import models
 from cyborg.db import nova_event as nova_event_db
@@ -173,6 +174,21 @@ class _Concurrency:
         left = [e.arq_uuid for e in nova_event_db.take_due(self.ctx, 20, 60)]
         self.assertEqual(sorted(a.uuid for a in arqs), sorted(taken + left))
         self.assertEqual([], nova_event_db.take_due(self.ctx, 20, 60))
+
+    def test_observations_at_once_all_count(self):
+        # The first observations of a series make its rows at once.
+        db_utils.race(metric_db.observe,
+                      [('h', 'result=x', i % 3, 3, 1.0)
+                       for i in range(self.THREADS)])
+        self.assertEqual(
+            [(0, 3), (1, 6), (2, self.THREADS)],
+            [(bucket, observed) for _name, _labels, bucket, observed, _sum
+             in metric_db.buckets(self.ctx)])
+        # The aggregates /metrics reads run on every engine.
+        snapshot = metric_db.snapshot(self.ctx)
+        self.assertEqual([('host1', 'FPGA', None, False, 'enabled', 1, 0)],
+                         [tuple(row) for row in snapshot.devices])
+        self.assertEqual([('host1', 'FPGA', False, 3)], snapshot.handles)
 
 
 class SQLiteFileTestCase(testtools.TestCase):

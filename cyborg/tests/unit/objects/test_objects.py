@@ -43,7 +43,7 @@ EXPECTED_FINGERPRINTS = {
     'Device': '1.1-066ecf72e9ac7089ccbcaa8ba3bdc9ff',
     'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
     'DeviceReport': '1.0-f5274f118b47b17f8117b196c1a84d31',
-    'Host': '1.1-f549a79b47c412bb4a33d1633239df5b',
+    'Host': '1.2-d27a1539860bc022c5e4c2c8d48f65bc',
     'NovaEvent': '1.0-d71a1fe41825eedad49e8957684ffea9',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
 }
@@ -191,3 +191,16 @@ class TestHost(base.TestCase):
         host_obj.Host.set_compute_rp(ctx, 'host1', rp_uuid, 'node1')
         self.assertEqual(rp_uuid,
                          host_obj.Host.placed(ctx, 'host1').compute_rp_uuid)
+
+    def test_reported_at_set_by_a_report_and_left_out_for_1_1(self):
+        ctx = self.admin_context
+        host_obj.Host.set_compute_rp(ctx, 'host1', None)
+        self.assertIsNone(
+            host_obj.Host.get_by_hostname(ctx, 'host1').reported_at)
+        host_obj.Host.set_reported(ctx, 'host1')
+        host = host_obj.Host.get_by_hostname(ctx, 'host1')
+        self.assertIsNotNone(host.reported_at)
+        self.assertIn('reported_at',
+                      host.obj_to_primitive()['cyborg_object.data'])
+        self.assertNotIn('reported_at', host.obj_to_primitive(
+            target_version='1.1')['cyborg_object.data'])
