@@ -67,6 +67,13 @@ DEVICE_ENABLED = 'enabled'
 DEVICE_MAINTAINING = 'maintaining'
 DEVICE_STATUSES = (DEVICE_ENABLED, DEVICE_MAINTAINING)
 
+# Device health as its host's agent reports it (API microversion 2.9);
+# ``unknown`` is what the API shows while no agent said.
+DEVICE_HEALTHY = 'healthy'
+DEVICE_UNHEALTHY = 'unhealthy'
+DEVICE_HEALTH_UNKNOWN = 'unknown'
+DEVICE_HEALTHS = (DEVICE_HEALTHY, DEVICE_UNHEALTHY)
+
 # Device types the service knows about.
 DEVICE_FPGA = 'FPGA'
 DEVICE_TYPES = (DEVICE_FPGA, 'GPU', 'AICHIP', 'QAT', 'NIC', 'SSD', 'MDEV',

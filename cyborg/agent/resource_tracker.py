@@ -20,6 +20,10 @@ conductor can reconcile.
 
 A pass where any driver fails sends nothing: a partial report would make
 the conductor remove the devices of the failed driver.
+
+Each device's health (:mod:`cyborg.drivers.health`) is read on every pass
+and is part of the report, so a device turning unhealthy is reported on
+the pass that sees it.
 """
 
 import hashlib
@@ -32,6 +36,7 @@ from cyborg.common import attributes
 from cyborg.common import pci_address
 import cyborg.conf
 from cyborg import context as cyborg_context
+from cyborg.drivers import health
 from cyborg.drivers import pci
 from cyborg import exception
 from cyborg.i18n import _
@@ -53,6 +58,7 @@ class ResourceTracker:
         self._context = cyborg_context.get_admin_context()
         self._lock = threading.Lock()
         self._sent = None
+        self._health = health.Monitor()
         self._passes = 0
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -89,8 +95,14 @@ class ResourceTracker:
                                      'by %(other)s') % {
                                 'name': dep.name, 'other': names[dep.name]})
                     names[dep.name] = driver.name
-            devices.extend(found)
-        return driver_report.HostReport(hostname=self.host, devices=devices)
+            devices.extend((driver, dev) for dev in found)
+        for driver, dev in devices:
+            dev.health, dev.health_reasons = self._health.check(
+                *_functions(dev, pci_devices),
+                kernel_drivers=driver.kernel_drivers,
+                error_files=driver.error_files)
+        return driver_report.HostReport(
+            hostname=self.host, devices=[dev for _driver, dev in devices])
 
     def report(self, force=False):
         """Run one pass; send the report if it changed, is due or forced.
@@ -164,6 +176,20 @@ class ResourceTracker:
                 LOG.exception('Device report failed; the next pass is in '
                               '%d seconds', CONF.agent.report_interval)
             self._wake.wait(CONF.agent.report_interval)
+
+
+def _functions(device, pci_devices):
+    """The PciDevices of a DeviceReport: its control path, its handles'.
+
+    :returns: (control path or None, [PciDevice of each handle]); an
+        address the host does not show (a fake device's) has none.
+    """
+    controlpath = pci_devices.get(pci_address.address_of(
+        device.controlpath_id.cpid_info))
+    functions = [pci_devices.get(pci_address.address_of(handle.attach_info))
+                 for dep in device.deployables
+                 for handle in dep.attach_handles]
+    return controlpath, [dev for dev in functions if dev is not None]
 
 
 def fingerprint(host_report):

@@ -51,6 +51,9 @@ VERSIONS = (
     ('2.8', 'PATCH /v2/accelerator_requests/{uuid} takes the list of '
             'operations for that request alone, not a body keyed by '
             'uuid.'),
+    ('2.9', 'Devices and deployables show health, health_reasons and '
+            'quarantined; POST /v2/devices/{uuid}/release ends a '
+            'quarantine.'),
 )
 
 
@@ -83,6 +86,7 @@ PROFILE_LIFECYCLE = Version(2, 5)
 OWN_FORMATS = Version(2, 6)
 NAMED_OBJECTS = Version(2, 7)
 PATCH_ONE = Version(2, 8)
+DEVICE_HEALTH = Version(2, 9)
 
 
 def _refuse(text):

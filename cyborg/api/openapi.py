@@ -174,6 +174,9 @@ OPERATIONS = (
               {'204': None}),
     Operation('POST', '/v2/devices/{uuid}/disable', 'Put a device in '
               'maintenance.', {'204': None}),
+    Operation('POST', '/v2/devices/{uuid}/release', 'End a device\'s '
+              'health quarantine.', {'204': None}, errors=HOST_ERRORS,
+              since=microversion.DEVICE_HEALTH),
     _list('deployables', deployable, deployable.response),
     Operation('GET', '/v2/deployables/{uuid}', 'Show a deployable.',
               {'200': deployable.response}),

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Operator actions on one device or deployable: maintenance, programming.
+"""Operator actions on devices: maintenance, quarantine release, programming.
 
 Disabling a device (``maintaining``) reserves its whole inventory in
 Placement so the scheduler stops picking it, while the accelerators
@@ -21,6 +21,8 @@ Placement sync after it keeps the reservation.
 from oslo_log import log
 
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import health
+from cyborg.conductor import inventory
 from cyborg.conductor import programming
 import cyborg.conf
 from cyborg.objects import deployable as deployable_obj
@@ -42,6 +44,27 @@ def set_status(context, device_uuid, status):
         LOG.info('Device %(uuid)s on host %(host)s is now %(status)s',
                  {'uuid': device_uuid, 'host': device.hostname,
                   'status': status})
+    return device
+
+
+def release(context, device_uuid, owner):
+    """End a device's quarantine (see :mod:`cyborg.conductor.health`).
+
+    The device is quarantined again only when its host reports it
+    unhealthy anew; one not quarantined is left as it is. The caller
+    syncs the device's host with Placement afterwards.
+
+    :returns: the device.
+    :raises HostLeaseHeld: another conductor works on the device's host.
+    """
+    hostname = device_obj.Device.get_by_uuid(context, device_uuid).hostname
+    with inventory.host_lease(context, hostname, owner):
+        device = device_obj.Device.get_by_uuid(context, device_uuid)
+        quarantined = device.quarantined_at is not None
+        if quarantined:
+            health.release(context, device, 'released by an operator')
+    if quarantined:
+        health.notify(context, [device])
     return device
 
 

@@ -13,7 +13,8 @@
 
 The lease (a row of the ``hosts`` table) makes sure that of several
 conductors only one reconciles a host at a time; the report itself is
-applied as a keyed diff by :meth:`cyborg.objects.host.Host.apply_inventory`.
+applied as a keyed diff by :meth:`cyborg.objects.host.Host.apply_inventory`,
+then the health it gives by :mod:`cyborg.conductor.health`.
 
 A host is known by the name of its compute node resource provider, which
 its agent reports under (:func:`cyborg.agent.service.compute_node_names`).
@@ -28,6 +29,7 @@ from oslo_utils import uuidutils
 
 from cyborg.clients import placement
 from cyborg.common import pci_address
+from cyborg.conductor import health
 from cyborg.conductor import notifications
 import cyborg.conf
 from cyborg import exception
@@ -102,11 +104,13 @@ def apply_report(context, host_report, owner, client=None):
             LOG.error('Report of host %(host)s refused: %(error)s',
                       {'host': hostname, 'error': e})
             raise
+        health_changed = health.apply_report(context, hostname, host_report)
         host_obj.Host.set_reported(context, hostname)
     LOG.info('Inventory of host %(host)s: %(diff)s',
              {'host': hostname, 'diff': diff})
     notifications.devices_changed(context, hostname, diff.devices_added,
                                   diff.devices_removed)
+    health.notify(context, health_changed)
     return diff
 
 

@@ -41,7 +41,7 @@ LOG = log.getLogger(__name__)
 class ConductorManager:
     """The conductor's RPC endpoint."""
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -113,6 +113,11 @@ class ConductorManager:
     @rpc.expected_exceptions(exception.CyborgException)
     def device_set_status(self, context, device_uuid, status):
         device = device_flow.set_status(context, device_uuid, status)
+        self._sync_placement(context, device.hostname)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def device_release(self, context, device_uuid):
+        device = device_flow.release(context, device_uuid, self.owner)
         self._sync_placement(context, device.hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)

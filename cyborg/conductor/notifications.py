@@ -104,6 +104,20 @@ def devices_changed(context, hostname, added, removed):
                       device, hostname=hostname))
 
 
+def device_health_changed(context, device, arqs):
+    """``device.health.update``: the device's health or quarantine changed.
+
+    :param arqs: the accelerator requests that hold the device.
+    """
+    _send(context, n_obj.DeviceHealthNotification, 'device.health',
+          n_obj.NotificationAction.UPDATE, None,
+          lambda: n_obj.DeviceHealthPayload.of(
+              device, quarantined=device.quarantined_at is not None,
+              accelerator_requests=[
+                  {'uuid': arq.uuid, 'state': arq.state,
+                   'instance_uuid': arq.instance_uuid} for arq in arqs]))
+
+
 # --- device profiles ---------------------------------------------------------
 
 def _profiles(context, action, profiles):

@@ -129,9 +129,11 @@ def _provider(hostname, deployable, device, attributes):
     total = deployable.num_accelerators
     if not resource_class or total <= 0:
         return None
-    # A device under maintenance, or gone from its host while an instance
-    # still holds one of its accelerators, takes no new allocations.
+    # A device under maintenance, quarantined as unhealthy, or gone from
+    # its host while an instance still holds one of its accelerators,
+    # takes no new allocations.
     closed = (device.status == states.DEVICE_MAINTAINING or
+              device.quarantined_at is not None or
               device.vanished_at is not None)
     reserved = total if closed else 0
     name = placement_names.provider_name(hostname, deployable.name)

@@ -18,6 +18,8 @@ reconcile_interval``. That pass repairs drift (providers, traits or
 inventory changed by hand) and finishes syncs that failed, for example
 while Placement was down: the database holds the truth, so nothing is
 lost in the meantime. Every sync runs under the host's inventory lease.
+The same pass releases the quarantined devices that have been healthy for
+``[conductor] quarantine_quiet_period`` (:mod:`cyborg.conductor.health`).
 """
 
 import time
@@ -25,6 +27,7 @@ import time
 from oslo_log import log
 
 from cyborg.clients import placement
+from cyborg.conductor import health
 from cyborg.conductor import inventory
 from cyborg.conductor import metric
 from cyborg.conductor import placement_sync
@@ -81,6 +84,24 @@ class Reconciler:
     def _due(self, hostname, now):
         last = self._synced.get(hostname)
         return last is None or now - last >= CONF.conductor.reconcile_interval
+
+    def release_recovered(self, context):
+        """Release the quarantined devices healthy for the quiet period.
+
+        Their hosts are synced at this pass's :meth:`run`; a host another
+        conductor works on is left to a later pass.
+        """
+        for hostname in health.recovered(context):
+            try:
+                with inventory.host_lease(context, hostname, self._owner()):
+                    devices = health.recovered(context).get(hostname, [])
+                    for device in devices:
+                        health.release(context, device,
+                                       'healthy for the quiet period')
+            except exception.HostLeaseHeld:
+                continue
+            health.notify(context, devices)
+            self.stale(hostname)
 
     def run(self, context):
         """Sync every host whose interval has passed.

@@ -22,6 +22,7 @@ History:
   device_set_status; deployable_program; attribute_create,
   attribute_delete.
 * 1.1 - device_profile_update.
+* 1.2 - device_release.
 """
 
 import oslo_messaging as messaging
@@ -43,7 +44,7 @@ PROGRAM_MARGIN = 30
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -133,6 +134,19 @@ class ConductorAPI:
         """Enable or disable (maintaining) a device and its inventory."""
         return self._call(context, '1.0', 'device_set_status',
                           device_uuid=device_uuid, status=status)
+
+    def device_release(self, context, device_uuid):
+        """End a device's health quarantine and free its inventory.
+
+        :raises ServiceUnavailable: ``[upgrade_levels] conductor`` holds
+            the conductors below 1.2 during a rolling upgrade.
+        """
+        if not self.client.can_send_version('1.2'):
+            raise exception.ServiceUnavailable(reason=_(
+                'quarantined devices can be released once every conductor '
+                'is upgraded ([upgrade_levels] conductor is below 1.2)'))
+        return self._call(context, '1.2', 'device_release',
+                          device_uuid=device_uuid)
 
     def deployable_program(self, context, deployable_uuid, image_uuid):
         """Program an FPGA deployable; returns the updated Deployable.

@@ -13,10 +13,11 @@
 
 At start it resumes the binds a stopped conductor left behind; then every
 ``[DEFAULT] periodic_interval`` seconds it fails binds that outlived
-``[DEFAULT] bind_timeout`` and reconciles Placement for the hosts whose
-``[conductor] reconcile_interval`` has passed. A thread of its own sends
-Nova the events of bound and failed accelerator requests, those left by
-a stopped conductor included.
+``[DEFAULT] bind_timeout``, releases the quarantined devices healthy for
+``[conductor] quarantine_quiet_period`` and reconciles Placement for their
+hosts and the hosts whose ``[conductor] reconcile_interval`` has passed. A
+thread of its own sends Nova the events of bound and failed accelerator
+requests, those left by a stopped conductor included.
 """
 
 import random
@@ -60,7 +61,9 @@ class ConductorService(service.RPCService):
 
     def periodic_tasks(self, context):
         """One pass of the periodic work; a failing task spoils no other."""
-        for task in (binding.expire_binds, self.manager.reconciler.run):
+        for task in (binding.expire_binds,
+                     self.manager.reconciler.release_recovered,
+                     self.manager.reconciler.run):
             try:
                 task(context)
             except Exception:

@@ -112,6 +112,27 @@ Related options:
 
 * ``[nova]`` options, which say how Nova is reached
 """),
+    cfg.IntOpt(
+        'quarantine_quiet_period',
+        default=300,
+        min=0,
+        help="""
+Seconds a quarantined device must stay healthy before it is released.
+
+A device its host reports unhealthy is quarantined: its whole inventory is
+reserved in Placement, so no new accelerator request lands on it, while the
+instances that hold its accelerators keep them. Once the host reports it
+healthy again and it stays so this long, the quarantine ends by itself; an
+operator may end it sooner (``POST /v2/devices/{uuid}/release``). Raise it
+where devices recover and fail again in bursts; 0 releases a device on the
+first healthy report. Checked on each report and by the periodic tasks, so
+it takes effect at the granularity of ``[DEFAULT] periodic_interval``.
+
+Related options:
+
+* ``[agent] report_interval``
+* ``[DEFAULT] periodic_interval``
+"""),
 ]
 
 

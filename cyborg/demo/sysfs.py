@@ -262,6 +262,17 @@ class SysfsTree:
         os.unlink(os.path.join(self.root, 'bus/pci/devices', address))
         shutil.rmtree(path)
 
+    def aer_errors(self, address, fatal=0, nonfatal=0):
+        """Set a device's uncorrectable AER counters as the kernel shows them.
+
+        An agent takes a rise for a failing device.
+        """
+        for name, key, count in (('aer_dev_fatal', 'TOTAL_ERR_FATAL', fatal),
+                                 ('aer_dev_nonfatal', 'TOTAL_ERR_NONFATAL',
+                                  nonfatal)):
+            self.write(address, name, 'Undefined 0\nDLP %d\n%s %d'
+                       % (count, key, count))
+
     def write(self, address, rel, text):
         """Write a file below a device's directory."""
         _write(self.path(address, rel), text)

@@ -86,6 +86,15 @@ class Driver(abc.ABC):
     #: when Nova's PCI whitelist names one of them too.
     pci_ids = frozenset()
 
+    #: Kernel drivers one of which a device's control path function needs
+    #: bound to be healthy (:mod:`cyborg.drivers.health`); empty where the
+    #: Cyborg driver does not depend on one.
+    kernel_drivers = frozenset()
+
+    #: Glob patterns, below a device's PCI function directories, of error
+    #: registers that read non-zero when the device has failed.
+    error_files = ()
+
     def reported_name(self, vendor_id):
         """The ``driver_name`` of the deployables of a device it reports.
 

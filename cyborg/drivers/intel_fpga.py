@@ -69,6 +69,17 @@ class IntelFpgaDriver(fpga.FpgaDriver):
 
     name = 'intel_fpga_driver'
     pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
+    kernel_drivers = frozenset(('dfl-pci', 'intel-fpga-pci'))
+    # The FME's and the port's error registers, in both kernel drivers'
+    # layouts (inject_errors is written, not read).
+    error_files = tuple(
+        base + name
+        for base in ('fpga_region/region*/dfl-fme.*/errors/',
+                     'fpga/intel-fpga-dev.*/intel-fpga-fme.*/errors/')
+        for name in ('catfatal_errors', 'fatal_errors', 'nonfatal_errors',
+                     'pcie0_errors', 'pcie1_errors')) + (
+        'fpga_region/region*/dfl-port.*/errors/errors',
+        'fpga/intel-fpga-dev.*/intel-fpga-port.*/errors/errors')
     vendor = 'Intel'
 
     def reported_name(self, vendor_id):

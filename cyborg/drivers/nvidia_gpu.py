@@ -104,6 +104,8 @@ class NvidiaGpuDriver(base.Driver):
 
     name = 'nvidia_gpu_driver'
     pci_ids = frozenset([(VENDOR_ID, '*')])
+    # A whole GPU handed to an instance is bound to vfio-pci meanwhile.
+    kernel_drivers = frozenset(('nvidia', 'vfio-pci'))
 
     def __init__(self):
         self.vgpu_types = list(CONF.gpu_devices.enabled_vgpu_types)

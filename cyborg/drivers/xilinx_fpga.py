@@ -55,6 +55,7 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
 
     name = 'xilinx_fpga_driver'
     pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
+    kernel_drivers = frozenset(('xclmgmt',))
     vendor = 'Xilinx'
 
     def reported_name(self, vendor_id):

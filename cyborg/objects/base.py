@@ -30,6 +30,12 @@ _AS_STORED = frozenset((fields.BooleanField, fields.IntegerField,
 _UTC, _COERCE = 'utc', 'coerce'
 
 
+def _naive_utc(value):
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value
+
+
 class CyborgObjectRegistry(ovo_base.VersionedObjectRegistry):
     pass
 
@@ -142,7 +148,11 @@ class PersistentObject(StoredObject):
         return db_api.generation(context, cls._noun)
 
     def _writable_changes(self):
-        return {k: v for k, v in self.obj_get_changes().items()
+        """The changed columns, datetimes naive in UTC as columns hold them.
+
+        Not every database driver drops a time zone the way SQLite does.
+        """
+        return {k: _naive_utc(v) for k, v in self.obj_get_changes().items()
                 if k not in self._derived_fields and k != 'id'}
 
     def create(self, context):

@@ -13,6 +13,7 @@
 
 from oslo_utils import versionutils
 
+from cyborg.db import device as device_db
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -21,7 +22,8 @@ from cyborg.objects import fields
 class Device(base.PersistentObject):
     # Version 1.0: Initial version
     # Version 1.1: vanished_at
-    VERSION = '1.1'
+    # Version 1.2: health, health_reasons, health_changed_at, quarantined_at
+    VERSION = '1.2'
 
     _noun = 'device'
 
@@ -38,9 +40,27 @@ class Device(base.PersistentObject):
         # Set while the host no longer reports the device but an ARQ
         # still holds one of its accelerators.
         'vanished_at': fields.DateTimeField(nullable=True, default=None),
+        # What the host's agent last said of the device's health (None
+        # until one that reports health does), and why it is not healthy;
+        # see cyborg.conductor.health.
+        'health': fields.DeviceHealthField(nullable=True, default=None),
+        'health_reasons': fields.ListOfStringsField(default=[]),
+        'health_changed_at': fields.DateTimeField(nullable=True,
+                                                  default=None),
+        # Set while the device is quarantined: its inventory is reserved.
+        'quarantined_at': fields.DateTimeField(nullable=True, default=None),
     })
+
+    @classmethod
+    def list_quarantined(cls, context):
+        """Every quarantined device, oldest quarantine first."""
+        return cls._from_db_objects(context, device_db.quarantined(context))
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         if versionutils.convert_version_to_tuple(target_version) < (1, 1):
             primitive.pop('vanished_at', None)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            for name in ('health', 'health_reasons', 'health_changed_at',
+                         'quarantined_at'):
+                primitive.pop(name, None)

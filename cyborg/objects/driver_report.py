@@ -17,6 +17,8 @@ conductor, which turns it into rows. Deployables form a tree through
 belong to the deployable that lists them.
 """
 
+from oslo_utils import versionutils
+
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -77,7 +79,8 @@ class ControlpathReport(base.CyborgObject):
 @base.CyborgObjectRegistry.register
 class DeviceReport(base.CyborgObject):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: health, health_reasons
+    VERSION = '1.1'
 
     fields = {
         'type': fields.DeviceTypeField(),
@@ -89,7 +92,17 @@ class DeviceReport(base.CyborgObject):
         'controlpath_id': fields.ObjectField('ControlpathReport'),
         'deployables': fields.ListOfObjectsField('DeployableReport',
                                                  default=[]),
+        # What the host shows of the device's health (see
+        # cyborg.drivers.health); None (or a 1.0 report) says nothing.
+        'health': fields.DeviceHealthField(nullable=True, default=None),
+        'health_reasons': fields.ListOfStringsField(default=[]),
     }
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('health', None)
+            primitive.pop('health_reasons', None)
 
 
 @base.CyborgObjectRegistry.register

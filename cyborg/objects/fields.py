@@ -21,6 +21,7 @@ DictOfNullableStringsField = fields.DictOfNullableStringsField
 IntegerField = fields.IntegerField
 ListOfDictOfNullableStringsField = fields.ListOfDictOfNullableStringsField
 ListOfObjectsField = fields.ListOfObjectsField
+ListOfStringsField = fields.ListOfStringsField
 ObjectField = fields.ObjectField
 StringField = fields.StringField
 UUIDField = fields.UUIDField
@@ -51,6 +52,15 @@ class DeviceStatus(fields.Enum):
 
 class DeviceStatusField(fields.BaseEnumField):
     AUTO_TYPE = DeviceStatus()
+
+
+class DeviceHealth(fields.Enum):
+    def __init__(self, **kwargs):
+        super().__init__(valid_values=states.DEVICE_HEALTHS, **kwargs)
+
+
+class DeviceHealthField(fields.BaseEnumField):
+    AUTO_TYPE = DeviceHealth()
 
 
 class AttachType(fields.Enum):

@@ -84,14 +84,13 @@ class NotificationPhaseField(ovo_fields.BaseEnumField):
 
 
 class NotificationAction(ovo_fields.Enum):
-    # device.health.update joins these with the device health work
-    # (issue #28), with a payload of its own.
     BIND = 'bind'
     UNBIND = 'unbind'
     CREATE = 'create'
     DELETE = 'delete'
+    UPDATE = 'update'
 
-    ALL = (BIND, UNBIND, CREATE, DELETE)
+    ALL = (BIND, UNBIND, CREATE, DELETE, UPDATE)
 
     def __init__(self):
         super().__init__(valid_values=self.ALL)
@@ -119,7 +118,8 @@ class EventType(NotificationObject):
     """``<object>.<action>[.<phase>]``, e.g. ``device_profile.create``."""
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: action update
+    VERSION = '1.1'
 
     fields = {
         'object': fields.StringField(),
@@ -237,6 +237,37 @@ class DeviceNotification(NotificationBase):
 
     fields = dict(NotificationBase.fields,
                   payload=fields.ObjectField('DevicePayload'))
+
+
+@NotificationObjectRegistry.register_notification
+class DeviceHealthPayload(NotificationPayloadBase):
+    """A device whose health or quarantine changed.
+
+    ``accelerator_requests`` are those that hold an accelerator of the
+    device, each ``{uuid, state, instance_uuid}``: a quarantine leaves
+    them bound.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'uuid': fields.UUIDField(),
+        'hostname': fields.StringField(),
+        'health': fields.DeviceHealthField(nullable=True),
+        'health_reasons': fields.ListOfStringsField(),
+        'quarantined': fields.BooleanField(),
+        'accelerator_requests': fields.ListOfDictOfNullableStringsField(),
+    }
+
+
+@NotificationObjectRegistry.register_notification
+class DeviceHealthNotification(NotificationBase):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = dict(NotificationBase.fields,
+                  payload=fields.ObjectField('DeviceHealthPayload'))
 
 
 # --- device profiles ---------------------------------------------------------

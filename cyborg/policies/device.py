@@ -17,6 +17,7 @@ GET_ALL = 'cyborg:device:get_all'
 GET_ONE = 'cyborg:device:get_one'
 ENABLE = 'cyborg:device:enable'
 DISABLE = 'cyborg:device:disable'
+RELEASE = 'cyborg:device:release'
 
 PATH = '/v2/devices'
 
@@ -34,5 +35,10 @@ def list_rules():
         base.rule(DISABLE, base.ADMIN,
                   'Disable a device: its whole inventory is reserved.',
                   [('POST', PATH + '/{device_uuid}/disable')],
+                  base.LEGACY_ADMIN_API),
+        base.rule(RELEASE, base.ADMIN,
+                  'Release a quarantined device: its inventory is offered '
+                  'again (microversion 2.9).',
+                  [('POST', PATH + '/{device_uuid}/release')],
                   base.LEGACY_ADMIN_API),
     ]

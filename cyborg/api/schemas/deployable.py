@@ -11,6 +11,7 @@
 # under the License.
 """Deployable requests: the program patch."""
 
+from cyborg.api.schemas import device
 from cyborg.api.schemas import parameter_types
 
 list_query = {}
@@ -41,7 +42,8 @@ program = {
     },
 }
 
-#: A deployable as the API shows it, with its attributes.
+#: A deployable as the API shows it, with its attributes; from 2.9 its
+#: device's health.
 response = parameter_types.resource({
     'uuid': parameter_types.uuid,
     'parent_id': parameter_types.nullable_integer,
@@ -61,7 +63,9 @@ response = parameter_types.resource({
     'rp_uuid': parameter_types.nullable_string,
     'driver_name': parameter_types.nullable_string,
     'bitstream_id': parameter_types.nullable_string,
+    # Its device's, from 2.9.
+    **device.health,
     'links': parameter_types.links,
     'created_at': parameter_types.timestamp,
     'updated_at': parameter_types.nullable_timestamp,
-})
+}, since=tuple(device.health))

@@ -29,7 +29,22 @@ SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'type', 'vendor', 'model',
 ACTIONS = {'enable': states.DEVICE_ENABLED,
            'disable': states.DEVICE_MAINTAINING}
 
-#: A device as the API shows it; ``status`` from 2.3.
+#: A device's health as the API shows it, from 2.9 (devices and
+#: deployables alike).
+health = {
+    'health': {'type': 'string',
+               'enum': list(states.DEVICE_HEALTHS) + [
+                   states.DEVICE_HEALTH_UNKNOWN],
+               'description': 'What the host shows of the device: see the '
+                              'administrator guide, device health.'},
+    'health_reasons': {'type': 'array', 'items': {'type': 'string'},
+                       'description': 'Why the device is unhealthy.'},
+    'quarantined': {'type': 'boolean',
+                    'description': 'Whether its inventory is reserved '
+                                   'because it was unhealthy.'},
+}
+
+#: A device as the API shows it; ``status`` from 2.3, health from 2.9.
 response = parameter_types.resource({
     'uuid': parameter_types.uuid,
     'type': {'type': 'string', 'enum': list(states.DEVICE_TYPES)},
@@ -39,7 +54,8 @@ response = parameter_types.resource({
     'vendor_board_info': parameter_types.nullable_string,
     'hostname': {'type': 'string'},
     'status': {'type': 'string', 'enum': list(states.DEVICE_STATUSES)},
+    **health,
     'links': parameter_types.links,
     'created_at': parameter_types.timestamp,
     'updated_at': parameter_types.nullable_timestamp,
-}, since=('status',))
+}, since=('status',) + tuple(health))

@@ -66,6 +66,7 @@ EXPECTED = {
     device_rules.GET_ONE: MANAGERS,
     device_rules.ENABLE: ADMIN,
     device_rules.DISABLE: ADMIN,
+    device_rules.RELEASE: ADMIN,
     deployable_rules.GET_ALL: MANAGERS,
     deployable_rules.GET_ONE: MANAGERS,
     deployable_rules.PROGRAM: ADMIN,

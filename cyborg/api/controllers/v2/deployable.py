@@ -17,6 +17,7 @@ from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api.controllers.v2 import device as device_api
 from cyborg.api import microversion
 from cyborg.api.schemas import deployable as schema
 from cyborg.api import validation
@@ -36,11 +37,15 @@ class Deployable(base.Resource):
     ``name`` is the name of its resource provider, ``<host>_<name>``, as
     the releases before ours named deployables. ``attributes_list`` holds
     the deployable's attributes as one-entry ``{key: value}`` dicts (before
-    2.6 that list as a JSON string, as those releases showed it).
+    2.6 that list as a JSON string, as those releases showed it). From 2.9
+    it shows its device's health.
     """
 
     _collection = COLLECTION
     _bookmark = True
+    _since = {'health': microversion.DEVICE_HEALTH,
+              'health_reasons': microversion.DEVICE_HEALTH,
+              'quarantined': microversion.DEVICE_HEALTH}
 
     uuid = wtypes.text
     parent_id = int
@@ -52,14 +57,17 @@ class Deployable(base.Resource):
     rp_uuid = wtypes.text
     driver_name = wtypes.text
     bitstream_id = wtypes.text
+    health = wtypes.text
+    health_reasons = [wtypes.text]
+    quarantined = bool
     links = [base.Link]
     created_at = base.Timestamp
     updated_at = base.Timestamp
 
 
-def _hostnames(ctx, filters):
-    """{device id: hostname} of the devices that ``filters`` match."""
-    return {device.id: device.hostname
+def _devices(ctx, filters):
+    """{device id: device} of the devices that ``filters`` match."""
+    return {device.id: device
             for device in device_obj.Device.list(ctx, filters=filters)}
 
 
@@ -85,19 +93,19 @@ class DeployablesController(base.CollectionController):
         value = old['name']
         splits = [(value[:i], value[i + 1:])
                   for i, char in enumerate(value) if char == '_']
-        hosts = _hostnames(ctx, filters={
+        devices = _devices(ctx, filters={
             'hostname': sorted({host for host, _name in splits})})
         candidates = deployable_obj.Deployable.list(ctx, filters={
             'name': sorted({name for _host, name in splits}),
-            'device_id': sorted(hosts)}) if hosts else []
+            'device_id': sorted(devices)}) if devices else []
         return {'id': [d.id for d in candidates
                        if placement_names.provider_name(
-                           hosts[d.device_id], d.name) == value]}
+                           devices[d.device_id].hostname, d.name) == value]}
 
     def _render(self, ctx, deployables):
-        """Deployables with their hosts and attributes, a query for each."""
+        """Deployables with their devices and attributes, a query for each."""
         attributes = {}
-        hosts = {}
+        devices = {}
         if deployables:
             for attr in attribute_obj.Attribute.list(
                     ctx, filters={'deployable_id': [d.id for d in
@@ -105,7 +113,7 @@ class DeployablesController(base.CollectionController):
                     sort_key='id'):
                 attributes.setdefault(attr.deployable_id, []).append(
                     {attr.key: attr.value})
-            hosts = _hostnames(ctx, filters={
+            devices = _devices(ctx, filters={
                 'id': sorted({d.device_id for d in deployables})})
         version = base.version()
         url = base.base_url()
@@ -114,10 +122,13 @@ class DeployablesController(base.CollectionController):
             attributes_list = attributes.get(deployable.id, [])
             if version < microversion.OWN_FORMATS:
                 attributes_list = jsonutils.dumps(attributes_list)
+            device = devices[deployable.device_id]
+            health = (device_api.health_view(device)
+                      if version >= microversion.DEVICE_HEALTH else {})
             result.append(Deployable.render(
                 deployable, version, url, attributes_list=attributes_list,
                 name=placement_names.provider_name(
-                    hosts[deployable.device_id], deployable.name)))
+                    device.hostname, deployable.name), **health))
         return result
 
     @pecan.expose('json')

@@ -23,17 +23,40 @@ from cyborg.api import validation
 from cyborg.objects import device as device_obj
 from cyborg.policies import device as rules
 from cyborg import policy
+from cyborg import states
 
 COLLECTION = 'devices'
 
 _ACTION_RULES = {'enable': rules.ENABLE, 'disable': rules.DISABLE}
 
+#: The reason a vanished device shows (it keeps the last one reported).
+VANISHED = 'the host no longer reports the device'
+
+
+def health_view(device):
+    """``health``, ``health_reasons`` and ``quarantined`` of a device.
+
+    A device its host no longer reports, kept while accelerator requests
+    hold it, is unhealthy for that reason; one no agent said anything of
+    is ``unknown``.
+    """
+    health = device.health or states.DEVICE_HEALTH_UNKNOWN
+    reasons = list(device.health_reasons)
+    if device.vanished_at is not None:
+        health = states.DEVICE_UNHEALTHY
+        reasons.append(VANISHED)
+    return {'health': health, 'health_reasons': reasons,
+            'quarantined': device.quarantined_at is not None}
+
 
 class Device(base.Resource):
-    """A device as the API shows it; ``status`` from 2.3."""
+    """A device as the API shows it; ``status`` from 2.3, health from 2.9."""
 
     _collection = COLLECTION
-    _since = {'status': microversion.DEVICE_STATUS}
+    _since = {'status': microversion.DEVICE_STATUS,
+              'health': microversion.DEVICE_HEALTH,
+              'health_reasons': microversion.DEVICE_HEALTH,
+              'quarantined': microversion.DEVICE_HEALTH}
 
     uuid = wtypes.text
     type = wtypes.text
@@ -43,6 +66,9 @@ class Device(base.Resource):
     vendor_board_info = wtypes.text
     hostname = wtypes.text
     status = wtypes.text
+    health = wtypes.text
+    health_reasons = [wtypes.text]
+    quarantined = bool
     links = [base.Link]
     created_at = base.Timestamp
     updated_at = base.Timestamp
@@ -74,15 +100,32 @@ class DevicesController(base.CollectionController):
             filters['vendor'] = [vendor, '0x' + vendor]
         return filters
 
+    def _render(self, ctx, objects):
+        url = base.base_url()
+        version = base.version()
+        extra = version >= microversion.DEVICE_HEALTH
+        return [Device.render(obj, version, url,
+                              **(health_view(obj) if extra else {}))
+                for obj in objects]
+
     @pecan.expose('json')
     def post(self, uuid, action):
-        """``/{uuid}/enable`` and ``/{uuid}/disable``; 204."""
-        if action not in schema.ACTIONS:
+        """``/{uuid}/enable``, ``/{uuid}/disable``, ``/{uuid}/release``.
+
+        ``release`` (from 2.9) ends a health quarantine. All answer 204.
+        """
+        release = (action == 'release' and
+                   base.version() >= microversion.DEVICE_HEALTH)
+        if action not in schema.ACTIONS and not release:
             raise exc.HTTPNotFound()
         ctx = base.context()
-        policy.authorize(ctx, _ACTION_RULES[action], {})
+        policy.authorize(ctx, rules.RELEASE if release
+                         else _ACTION_RULES[action], {})
         validation.query(pecan.request, parameter_types.no_query)
         device = device_obj.Device.get_by_uuid(ctx, uuid.lower())
-        base.conductor().device_set_status(ctx, device.uuid,
-                                           schema.ACTIONS[action])
+        if release:
+            base.conductor().device_release(ctx, device.uuid)
+        else:
+            base.conductor().device_set_status(ctx, device.uuid,
+                                               schema.ACTIONS[action])
         return base.empty(204)

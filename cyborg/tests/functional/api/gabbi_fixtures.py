@@ -21,6 +21,7 @@ subset and each page boundary shows.
 import fixtures
 from gabbi import fixture
 from oslo_config import fixture as config_fixture
+from oslo_utils import timeutils
 
 import cyborg.conf
 from cyborg import context
@@ -87,12 +88,20 @@ class _Environment(fixtures.Fixture):
                                    {'rp_uuid': RP_UUID})
         attribute = db_api.create(ctx, 'attribute', {
             'deployable_id': deployable.id, 'key': 'rc', 'value': 'FPGA'})
-        others = [db_utils.create_device_tree(
+        trees = [db_utils.create_device_tree(
             ctx, hostname=host, pci_address=address, name=address,
             device_type=type_, vendor=vendor, model=model, driver_name=driver,
-            resource_class=rc, traits=traits, handles=1)[1]
+            resource_class=rc, traits=traits, handles=1)
             for host, address, type_, vendor, model, driver, rc, traits
             in OTHER_DEVICES]
+        others = [deployable for _device, deployable, _handles in trees]
+        # The Xilinx card: its host reported it unhealthy (2.9).
+        now = timeutils.utcnow()
+        quarantined = db_api.update(ctx, 'device', trees[0][0].uuid, {
+            'health': 'unhealthy', 'health_changed_at': now,
+            'health_reasons': ['0000:af:00.0: 1 new fatal AER error(s), '
+                               '1 in all'],
+            'quarantined_at': now})
         # Only what the seeded deployable offers, so binds succeed.
         profile = db_utils.create_profile(ctx, name='seeded-profile',
                                           groups=[{'resources:FPGA': '1'}])
@@ -114,6 +123,8 @@ class _Environment(fixtures.Fixture):
             'DEPLOYABLE_ID': str(deployable.id),
             'ATTRIBUTE_UUID': attribute.uuid,
             'XILINX_DEPLOYABLE_ID': str(others[0].id),
+            'XILINX_DEPLOYABLE_UUID': others[0].uuid,
+            'QUARANTINED_DEVICE_UUID': quarantined.uuid,
             'GPU_DEPLOYABLE_UUID': others[1].uuid,
             'RP_UUID': RP_UUID,
             'INSTANCE_UUID': INSTANCE,

@@ -109,6 +109,7 @@ class TestTokens(KeystoneTestCase):
 MATRIX_PERSONAS = ('admin', 'manager', 'member', 'reader', 'member-b',
                    'service', 'other', 'system')
 V2_5 = {'OpenStack-API-Version': 'accelerator 2.5'}
+V2_9 = {'OpenStack-API-Version': 'accelerator 2.9'}
 
 
 class TestPolicyMatrix(KeystoneTestCase):
@@ -155,6 +156,9 @@ class TestPolicyMatrix(KeystoneTestCase):
                 'POST', '/devices/%s/enable?bad=1' % device),
             'cyborg:device:disable': req(
                 'POST', '/devices/%s/disable?bad=1' % device),
+            'cyborg:device:release': req(
+                'POST', '/devices/%s/release?bad=1' % device,
+                headers=V2_9),
             'cyborg:deployable:get_all': req('GET', '/deployables'),
             'cyborg:deployable:get_one': req(
                 'GET', '/deployables/' + deployable),
@@ -196,6 +200,7 @@ class TestPolicyMatrix(KeystoneTestCase):
             'cyborg:device:get_one': managers,
             'cyborg:device:enable': admin_only,
             'cyborg:device:disable': admin_only,
+            'cyborg:device:release': admin_only,
             'cyborg:deployable:get_all': managers,
             'cyborg:deployable:get_one': managers,
             'cyborg:deployable:program': admin_only,

@@ -25,6 +25,7 @@ import os
 import pathlib
 import re
 
+from oslo_utils import timeutils
 import webob
 
 from cyborg import context
@@ -210,6 +211,19 @@ class TestSamples(test_routes.APITestCase):
                   version='2.3')
         self.call('GET', '/v2/devices/' + self.device.uuid,
                   'devices/device-show-resp.json', version='2.3')
+        # A card its host reported unhealthy: quarantined (2.9).
+        now = timeutils.utcnow()
+        db_api.update(context.get_admin_context(), 'device',
+                      self.device.uuid, {
+                          'health': 'unhealthy', 'health_changed_at': now,
+                          'health_reasons': [
+                              '0000:5e:00.0: 2 new fatal AER error(s), 2 in '
+                              'all'],
+                          'quarantined_at': now})
+        self.call('GET', '/v2/devices/' + self.device.uuid,
+                  'devices/device-show-2.9-resp.json', version='2.9')
+        self.call('POST', '/v2/devices/%s/release' % self.device.uuid,
+                  status=204, version='2.9')
 
     def test_deployables(self):
         self.call('GET', '/v2/deployables',

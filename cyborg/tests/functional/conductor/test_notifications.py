@@ -105,13 +105,18 @@ class Listener(fixtures.Fixture):
             return self.heard[:count]
 
 
-def fpga():
+def fpga(*reasons):
+    """The FPGA of host2; unhealthy for ``reasons``, if any."""
     handles = [report.pci_handle(pci_address.offset(ADDRESS, vf + 1))
                for vf in range(2)]
-    return report.device(
+    device = report.device(
         'FPGA', '8086', 'PAC', ADDRESS,
         [report.deployable(ADDRESS, 'intel_fpga', 'FPGA', [], handles)],
         std_board_info={'product_id': '09c4'})
+    if reasons:
+        device.health = states.DEVICE_UNHEALTHY
+        device.health_reasons = list(reasons)
+    return device
 
 
 class NotificationTestCase(base.ConductorTestCase):
@@ -252,6 +257,7 @@ class TestNotifications(NotificationTestCase):
         """Each sample is what the conductor sends."""
         self.profile()
         self.report(fpga())
+        self.report(fpga('0000:5e:00.0: 1 new fatal AER error(s), 1 in all'))
         self.report()
         self.profile(name='dp3', units=3)
         arqs = self.api.arq_create(self.admin_context, 'dp3', 'p1')
@@ -259,7 +265,7 @@ class TestNotifications(NotificationTestCase):
         self.api.arq_apply_patch(self.admin_context, {arqs[0].uuid: None})
         self.api.device_profiles_delete(self.admin_context, names=['dp'])
         live = {}
-        for notification in self.listener.wait_for(9):
+        for notification in self.listener.wait_for(10):
             live.setdefault(notification['event_type'], notification)
         samples = {path.stem: path for path in SAMPLES.glob('*.json')}
         if WRITE:

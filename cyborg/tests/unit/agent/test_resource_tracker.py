@@ -71,6 +71,25 @@ class TestResourceTracker(base.TestCase):
         self.assertTrue(self.tracker.report())
         self.assertEqual(2, len(self.conductor.reports[-1].devices))
 
+    def test_health_change_is_sent_on_the_pass_that_sees_it(self):
+        self.tree.write('0000:5e:00.0', 'aer_dev_nonfatal',
+                        'TOTAL_ERR_NONFATAL 4')
+        self.tracker.report()
+        self.assertEqual(['healthy', 'healthy'], [
+            d.health for d in self.conductor.reports[-1].devices])
+        self.tree.write('0000:5e:00.0', 'aer_dev_nonfatal',
+                        'TOTAL_ERR_NONFATAL 6')
+        self.assertTrue(self.tracker.report())
+        fpga = self.conductor.reports[-1].devices[0]
+        self.assertEqual(('unhealthy', ['0000:5e:00.0: 2 new non-fatal AER '
+                                        'error(s), 6 in all']),
+                         (fpga.health, fpga.health_reasons))
+        # No new error since: healthy again, and that is sent too.
+        self.assertTrue(self.tracker.report())
+        self.assertEqual('healthy',
+                         self.conductor.reports[-1].devices[0].health)
+        self.assertFalse(self.tracker.report())
+
     def test_full_report_every_n_passes(self):
         self.conf.config(full_report_every=3, group='agent')
         sent = [self.tracker.report() for _ in range(7)]

@@ -33,9 +33,9 @@ class TestVersions(base.TestCase):
     def test_pinned_history(self):
         # Released versions never change meaning; append, never edit.
         self.assertEqual(['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6',
-                          '2.7', '2.8'],
+                          '2.7', '2.8', '2.9'],
                          [v for v, _n in microversion.VERSIONS])
-        self.assertEqual((2, 8), microversion.MAX_VERSION)
+        self.assertEqual((2, 9), microversion.MAX_VERSION)
 
     def test_named_versions_are_in_the_list(self):
         known = {microversion.Version.parse(v)
@@ -46,7 +46,8 @@ class TestVersions(base.TestCase):
                       microversion.PROFILE_LIFECYCLE,
                       microversion.OWN_FORMATS,
                       microversion.NAMED_OBJECTS,
-                      microversion.PATCH_ONE):
+                      microversion.PATCH_ONE,
+                      microversion.DEVICE_HEALTH):
             self.assertIn(named, known)
 
 
@@ -60,15 +61,15 @@ class TestHeader(base.TestCase):
         for value, expected in (('accelerator 2.2', (2, 2)),
                                 ('ACCELERATOR 2.3', (2, 3)),
                                 ('2.1', (2, 1)),
-                                ('accelerator latest', (2, 8)),
-                                ('latest', (2, 8)),
+                                ('accelerator latest', (2, 9)),
+                                ('latest', (2, 9)),
                                 ('compute 2.60, accelerator 2.1', (2, 1)),
                                 ('compute 2.60', (2, 0))):
             self.assertEqual(expected, microversion.from_header(value),
                              value)
 
     def test_refused(self):
-        for value in ('accelerator 2.9', 'accelerator 1.0', '3.0',
+        for value in ('accelerator 2.10', 'accelerator 1.0', '3.0',
                       'accelerator 2', 'accelerator 2.x', 'nonsense'):
             self.assertRaises(exception.NotAcceptable,
                               microversion.from_header, value)
@@ -77,7 +78,7 @@ class TestHeader(base.TestCase):
         headers = microversion.response_headers(microversion.Version(2, 3))
         self.assertEqual('accelerator 2.3', headers['OpenStack-API-Version'])
         self.assertEqual('2.0', headers['OpenStack-API-Minimum-Version'])
-        self.assertEqual('2.8', headers['OpenStack-API-Maximum-Version'])
+        self.assertEqual('2.9', headers['OpenStack-API-Maximum-Version'])
         self.assertEqual('OpenStack-API-Version', headers['Vary'])
         self.assertNotIn('OpenStack-API-Version',
                          microversion.response_headers())

@@ -29,7 +29,9 @@ EXPECTED_FINGERPRINTS = {
     'DevicePayload': '1.0-dee1c0327a4a2dbac2ced9d783b3fbf0',
     'DeviceProfileNotification': '1.0-30c135bdb0e5e33f5d7c5c3ab3787c95',
     'DeviceProfilePayload': '1.0-6cda96acf6691d3cf64080dcbc9c408a',
-    'EventType': '1.0-3829f8c0847f5be66b4c8eef9968e60f',
+    'EventType': '1.1-9b1635ad0b6baccc3a2c4b8e76c99d1d',
+    'DeviceHealthNotification': '1.0-30c135bdb0e5e33f5d7c5c3ab3787c95',
+    'DeviceHealthPayload': '1.0-7b2f1649c02d52fc92afb4e275c65f59',
     'Publisher': '1.0-495134daa0ddc1bfa9e533b1e2b34d58',
 }
 

@@ -40,9 +40,9 @@ EXPECTED_FINGERPRINTS = {
     'ControlpathReport': '1.0-86e69faaf3c616283bb628496708fec2',
     'Deployable': '1.0-d51f17df1436da69ad45176fb103f2c5',
     'DeployableReport': '1.0-b2a8d3b9d4485433ac19f3e6c614c69d',
-    'Device': '1.1-066ecf72e9ac7089ccbcaa8ba3bdc9ff',
+    'Device': '1.2-8fdab8eda15a82f7b869101abe72ff35',
     'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
-    'DeviceReport': '1.0-f5274f118b47b17f8117b196c1a84d31',
+    'DeviceReport': '1.1-0f70418f617dfefb6fcc2c8b9f69ead6',
     'Host': '1.2-d27a1539860bc022c5e4c2c8d48f65bc',
     'NovaEvent': '1.0-d71a1fe41825eedad49e8957684ffea9',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
@@ -58,6 +58,35 @@ class TestObjectVersions(base.TestCase):
         self.assertEqual(expected, actual,
                          'Object fields changed; see the note above '
                          'EXPECTED_FINGERPRINTS.')
+
+
+class TestCompatibility(base.TestCase):
+
+    def test_device_report_1_0_has_no_health(self):
+        report = driver_report.DeviceReport(
+            type='FPGA', vendor='8086', model='n3000',
+            controlpath_id=driver_report.ControlpathReport(
+                cpid_type='PCI', cpid_info={'bus': '5e'}),
+            health='unhealthy', health_reasons=['link down'])
+        manifest = {name: classes[0].VERSION for name, classes in
+                    objects_base.CyborgObjectRegistry.obj_classes().items()}
+        data = report.obj_to_primitive(
+            target_version='1.0', version_manifest=manifest)[
+                'cyborg_object.data']
+        self.assertNotIn('health', data)
+        self.assertNotIn('health_reasons', data)
+        self.assertIn('health', report.obj_to_primitive()[
+            'cyborg_object.data'])
+
+    def test_device_1_1_has_no_health(self):
+        dev = device.Device(uuid=uuidutils.generate_uuid(), type='FPGA',
+                            vendor='8086', model='m', hostname='h',
+                            health='healthy', health_reasons=[],
+                            quarantined_at=None, vanished_at=None)
+        data = dev.obj_to_primitive(target_version='1.1')[
+            'cyborg_object.data']
+        self.assertEqual({'uuid', 'type', 'vendor', 'model', 'hostname',
+                          'vanished_at'}, set(data))
 
 
 class TestSerializer(base.TestCase):
