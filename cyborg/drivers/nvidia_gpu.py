@@ -104,8 +104,9 @@ class NvidiaGpuDriver(base.Driver):
 
     name = 'nvidia_gpu_driver'
     pci_ids = frozenset([(VENDOR_ID, '*')])
-    # A whole GPU handed to an instance is bound to vfio-pci meanwhile.
-    kernel_drivers = frozenset(('nvidia', 'vfio-pci'))
+    # No kernel_drivers: a whole GPU that libvirt hands to instances
+    # ("managed" PCI devices) is bound to vfio-pci, its own driver or none
+    # in turn, all healthy.
 
     def __init__(self):
         self.vgpu_types = list(CONF.gpu_devices.enabled_vgpu_types)

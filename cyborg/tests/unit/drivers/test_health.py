@@ -14,6 +14,7 @@
 from cyborg.drivers import base as drivers_base
 from cyborg.drivers import health
 from cyborg.drivers import intel_fpga
+from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import pci
 from cyborg.tests import base
 from cyborg.tests import sysfs_tree
@@ -64,6 +65,21 @@ class TestHealth(base.TestCase):
         self.driver = drivers_base.Driver
         self.tree.bind(CARD, 'vfio-pci')
         self.assertEqual(('healthy', []), self.check())
+
+    def test_gpu_healthy_under_any_kernel_driver(self):
+        # libvirt binds a whole GPU that it passes through to vfio-pci
+        # and back to its own driver, or to none.
+        gpu = '0000:3b:00.0'
+        self.tree.add_pci(gpu, '10de', '1eb8', '030200')
+        devices = pci.scan(self.conf.conf.agent.sysfs_root)
+        self.assertIsNone(devices[gpu].driver)
+        for driver in (None, 'vfio-pci', 'nvidia'):
+            if driver:
+                self.tree.bind(gpu, driver)
+                devices = pci.scan(self.conf.conf.agent.sysfs_root)
+            self.assertEqual(('healthy', []), self.monitor.check(
+                devices[gpu], [],
+                kernel_drivers=nvidia_gpu.NvidiaGpuDriver.kernel_drivers))
 
     def test_aer_counters_that_rise(self):
         self.tree.write(CARD, 'aer_dev_fatal',
