@@ -35,6 +35,8 @@ from cyborg.demo import nova_sim
 from cyborg.demo import placement
 from cyborg.demo import quickstart
 from cyborg.demo import quickstart_demo
+from cyborg.demo import quickstart_host
+from cyborg.demo import sysfs
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 
@@ -46,6 +48,11 @@ VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
 #: The simulated host's QAT card has two VFs: a Placement provider with
 #: one CUSTOM_QAT each (``[agent] group_virtual_functions`` off).
 QAT = {'resources:CUSTOM_QAT': '1', 'trait:CUSTOM_QAT': 'required'}
+#: The simulated host's QAT card (:data:`quickstart_host.HOST_DEVICES`).
+QAT_CARD = quickstart_host.HOST_DEVICES[3][1]
+#: The agent reports every REPORT_INTERVAL seconds, and a recovered device
+#: leaves quarantine on the report that finds it healthy.
+REPORT_INTERVAL = 2
 #: What the stand-in ``fpgaconf`` of the slow binds says when it fails.
 REFUSED = 'the card refused the bitstream'
 #: A stand-in for ``fpgaconf`` that takes as long as the test wants: it
@@ -86,7 +93,9 @@ class _Cloud:
         self.quickstart = quickstart.Quickstart(
             os.path.join(self.tmp, 'cyborg'),
             dict(zip(('api', 'placement', 'glance', 'nova'), ports)),
-            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV)
+            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV,
+            config=['[agent]', 'report_interval = %d' % REPORT_INTERVAL,
+                    '[conductor]', 'quarantine_quiet_period = 0'])
         self.nova = nova.NovaServices(
             os.path.join(self.tmp, 'nova'), VENV,
             {'api': ports[3], 'neutron': ports[4]},
@@ -575,3 +584,58 @@ class TestRealNova(functional.ServicesTestCase):
             '/accelerator_requests/%s' % orphan).json()['state'])
         self.assertNotIn(orphan, self._audit())
         self.assertEqual('Bound', self._arqs(server)[0]['state'])
+
+    def _qat_deployables(self):
+        """The QAT card's VFs as deployables, shown at 2.9 with health."""
+        response = self.cyborg.get('/deployables', headers={
+            'OpenStack-API-Version': 'accelerator 2.9'})
+        self.assertEqual(200, response.status_code, response.text)
+        # Named <host>_<PCI address>, as openstack-cyborg named them.
+        return {d['rp_uuid']: d for d in response.json()['deployables']
+                if d['name'].split('_')[-1].startswith(QAT_CARD[:-1])}
+
+    def test_unhealthy_card_takes_no_new_server(self):
+        """A card whose AER errors rise is quarantined, then released.
+
+        One server holds one of the QAT card's two VFs. While the card is
+        quarantined the other VF is reserved: Nova finds no host for a
+        second server, and the first keeps its accelerator. Once the
+        errors stop, the next report releases the card and a server lands.
+        """
+        host = sysfs.SysfsTree(self.cloud.quickstart.path('sysfs'))
+        vfs = self._qat_deployables()
+        self.assertEqual(2, len(vfs))
+        # The first reading is the baseline, taken while the server boots.
+        host.aer_errors(QAT_CARD)
+        flavor = self._flavor(self._profile([QAT]))
+        running = self._create_server(flavor)
+        self._wait_status(running, 'ACTIVE')
+        (arq,) = self._assert_bound(running, [QAT])
+
+        host.aer_errors(QAT_CARD, nonfatal=1)
+        functional.wait('the QAT card quarantined', lambda: all(
+            d['quarantined'] for d in self._qat_deployables().values()),
+            REPORT_INTERVAL * 5)
+        self.assertEqual({'unhealthy'}, {
+            d['health'] for d in self._qat_deployables().values()})
+        for rp in vfs:
+            inventory = self.placement.get(
+                '/resource_providers/%s/inventories/CUSTOM_QAT' % rp).json()
+            self.assertEqual(inventory['total'], inventory['reserved'])
+        self.assertIn('%s (%s)' % (arq['uuid'], running), self._log(
+            self.cloud.quickstart.path('logs', 'conductor.log')))
+        refused = self._create_server(flavor)
+        self.assertIn('No valid host was found', self._wait_status(
+            refused, 'ERROR')['fault']['message'])
+        self._assert_released(refused)
+        self._assert_bound(running, [QAT])
+
+        # No new error since: healthy on the next pass, released at once.
+        functional.wait('the QAT card released', lambda: not any(
+            d['quarantined'] for d in self._qat_deployables().values()),
+            REPORT_INTERVAL * 5)
+        landed = self._create_server(flavor)
+        self._wait_status(landed, 'ACTIVE')
+        self._assert_bound(landed, [QAT])
+        for server in (running, landed, refused):
+            self._delete_server(server)
