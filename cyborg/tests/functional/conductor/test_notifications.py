@@ -253,8 +253,30 @@ class TestNotifications(NotificationTestCase):
         self.assertIn('Notification device_profile.create could not be sent',
                       log.output)
 
+
+class TestOnRabbitMQ(NotificationTestCase):
+    """Notifications on a RabbitMQ of their own; RPC stays on fake://."""
+
+    def bus(self):
+        vhost = 'cyborg-notify-%s' % uuidutils.generate_uuid()[:12]
+        url = functional.vhost(vhost)
+        if url is None:
+            self.skipTest('needs rabbitmqctl to give the test a virtual '
+                          'host')
+        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', vhost)
+        return url
+
+    def test_profile_create(self):
+        created = self.profile()
+        heard = self.listener.wait_for(1)[0]
+        self.assertEqual(('INFO', 'cyborg-conductor:ctl-1',
+                          'device_profile.create', created.uuid),
+                         (heard['priority'], heard['publisher_id'],
+                          heard['event_type'],
+                          heard['payload']['cyborg_object.data']['uuid']))
+
     def test_samples(self):
-        """Each sample is what the conductor sends."""
+        """Each documented sample is what arrives on RabbitMQ."""
         self.profile()
         self.report(fpga())
         self.report(fpga('0000:5e:00.0: 1 new fatal AER error(s), 1 in all'))
@@ -287,28 +309,6 @@ class TestNotifications(NotificationTestCase):
             self.assertRegex(live, UUID, where)
         else:
             self.assertEqual(sample, live, where)
-
-
-class TestOnRabbitMQ(NotificationTestCase):
-    """Notifications on a RabbitMQ of their own; RPC stays on fake://."""
-
-    def bus(self):
-        vhost = 'cyborg-notify-%s' % uuidutils.generate_uuid()[:12]
-        url = functional.vhost(vhost)
-        if url is None:
-            self.skipTest('needs rabbitmqctl to give the test a virtual '
-                          'host')
-        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', vhost)
-        return url
-
-    def test_profile_create(self):
-        created = self.profile()
-        heard = self.listener.wait_for(1)[0]
-        self.assertEqual(('INFO', 'cyborg-conductor:ctl-1',
-                          'device_profile.create', created.uuid),
-                         (heard['priority'], heard['publisher_id'],
-                          heard['event_type'],
-                          heard['payload']['cyborg_object.data']['uuid']))
 
 
 class TestOffByDefault(NotificationTestCase):
