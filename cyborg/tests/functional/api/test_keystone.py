@@ -72,8 +72,10 @@ class KeystoneTestCase(KeystoneLiveTestCase):
             headers['X-Auth-Token'] = token
         if service is not None:
             headers['X-Service-Token'] = self.keystone.token(service)
-        return requests.request(method, self.endpoint + path,
-                                headers=headers, timeout=60, **kwargs)
+        # A path outside /v2 (``/metrics``) comes whole.
+        url = path if path.startswith('http') else self.endpoint + path
+        return requests.request(method, url, headers=headers, timeout=60,
+                                **kwargs)
 
     def create_arq(self, persona='member'):
         response = self.call('POST', '/accelerator_requests', persona,
@@ -121,6 +123,11 @@ class TestPolicyMatrix(KeystoneTestCase):
     requests use real objects: those of ``project-a``, which the other
     projects cannot find (``404``).
     """
+
+    def api_fixture(self):
+        # /metrics is served only while enabled.
+        self.conf.config(enabled=True, group='metrics')
+        return super().api_fixture()
 
     def _requests(self):
         """Per rule: the request, or a callable that makes it per persona."""
@@ -187,6 +194,8 @@ class TestPolicyMatrix(KeystoneTestCase):
             'cyborg:arq:create': req('POST', '/' + arqs, json={}),
             'cyborg:arq:update': arq_update,
             'cyborg:arq:delete': arq_delete,
+            'cyborg:metrics:get': req(
+                'GET', self.endpoint.rsplit('/v2', 1)[0] + '/metrics'),
         }
 
     def test_every_rule(self):
@@ -220,6 +229,7 @@ class TestPolicyMatrix(KeystoneTestCase):
             'cyborg:arq:create': (400, 400, 400, 403, 400, 400, 403, 403),
             'cyborg:arq:update': (202, 202, 202, 403, 404, 404, 403, 403),
             'cyborg:arq:delete': (204, 204, 204, 403, 404, 404, 403, 403),
+            'cyborg:metrics:get': (200, 403, 403, 403, 403, 403, 403, 403),
         }
         self.assertEqual(
             sorted(rule.name for rule in policies.list_rules()

@@ -95,7 +95,7 @@ class TestMetrics(base.ConductorTestCase):
         self._report()
         reported = self.scrape()
         fpga = frozenset({('host', self.host), ('type', 'FPGA'),
-                          ('health', 'unknown'), ('quarantined', 'false'),
+                          ('health', 'healthy'), ('quarantined', 'false'),
                           ('status', 'enabled')})
         self.assertEqual(1, reported['cyborg_devices', fpga])
         self.assertEqual(2, reported['cyborg_accelerators', fpga])

@@ -584,6 +584,9 @@ class TestRealNova(functional.ServicesTestCase):
             '/accelerator_requests/%s' % orphan).json()['state'])
         self.assertNotIn(orphan, self._audit())
         self.assertEqual('Bound', self._arqs(server)[0]['state'])
+        # The next test finds every handle it does not use free.
+        self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not self._arqs(server))
 
     def _qat_deployables(self):
         """The QAT card's VFs as deployables, shown at 2.9 with health."""
@@ -639,3 +642,5 @@ class TestRealNova(functional.ServicesTestCase):
         self._assert_bound(landed, [QAT])
         for server in (running, landed, refused):
             self._delete_server(server)
+        functional.wait('the ARQs deleted', lambda: not any(
+            self._arqs(s) for s in (running, landed)))
