@@ -103,7 +103,7 @@ class Quickstart:
     def __init__(self, state, ports=None, nodename=quickstart_demo.HOST,
                  keystone_venv=None, nova_venv=None, osc=OSC,
                  glance_venv=GLANCE_VENV, neutron_db=None,
-                 neutron_venv=neutron.VENV, config=()):
+                 neutron_venv=neutron.VENV):
         """The services under ``state`` on ``ports``.
 
         :param keystone_venv: Keystone's virtualenv: run the real Keystone
@@ -116,12 +116,8 @@ class Quickstart:
         :param neutron_db: with Nova, a MySQL database's URL: run the real
             Neutron (from ``neutron_venv``) on it instead of Nova's
             stand-in, and give the host an Intel NIC with VFs.
-        :param config: lines to end Cyborg's configuration file with, such
-            as ``[agent]`` and ``report_interval = 2`` (a section may come
-            twice: oslo.config merges them, the later value winning).
         """
         self.state = os.path.abspath(state)
-        self.extra_config = list(config)
         #: The compute node's name, and its resource provider's.
         self.nodename = nodename
         self.ports = dict(PORTS, **(ports or {}))
@@ -252,7 +248,7 @@ class Quickstart:
             '', '[oslo_concurrency]',
             'lock_path = %s' % self.path('run')] + auth +
             quickstart_host.nic_config(self.neutron) + [
-            ''] + privsep.config_lines(self.conf) + self.extra_config)
+            ''] + privsep.config_lines(self.conf))
 
     # --- processes --------------------------------------------------------
 

@@ -26,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 import pytest
@@ -76,6 +77,16 @@ def _vhost(name):
     return url
 
 
+class _Quickstart(quickstart.Quickstart):
+    """The quickstart's services, health read every REPORT_INTERVAL."""
+
+    def _config(self, rabbit, db):
+        # oslo.config merges a section given twice, the later value winning.
+        return super()._config(rabbit, db) + '\n'.join([
+            '', '[agent]', 'report_interval = %d' % REPORT_INTERVAL,
+            '[conductor]', 'quarantine_quiet_period = 0', ''])
+
+
 class _Cloud:
     """Placement, the image service, Cyborg and Nova, on loopback."""
 
@@ -90,12 +101,10 @@ class _Cloud:
     def start(self):
         cyborg_rabbit, nova_rabbit = (_vhost(v) for v in self.vhosts)
         ports = functional.free_ports(5)
-        self.quickstart = quickstart.Quickstart(
+        self.quickstart = _Quickstart(
             os.path.join(self.tmp, 'cyborg'),
             dict(zip(('api', 'placement', 'glance', 'nova'), ports)),
-            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV,
-            config=['[agent]', 'report_interval = %d' % REPORT_INTERVAL,
-                    '[conductor]', 'quarantine_quiet_period = 0'])
+            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV)
         self.nova = nova.NovaServices(
             os.path.join(self.tmp, 'nova'), VENV,
             {'api': ports[3], 'neutron': ports[4]},
@@ -608,23 +617,29 @@ class TestRealNova(functional.ServicesTestCase):
         host = sysfs.SysfsTree(self.cloud.quickstart.path('sysfs'))
         vfs = self._qat_deployables()
         self.assertEqual(2, len(vfs))
-        # The first reading is the baseline, taken while the server boots.
+        # The agent's next pass reads the baseline, while the server boots.
         host.aer_errors(QAT_CARD)
+        baseline_read = time.monotonic() + REPORT_INTERVAL + 2
         flavor = self._flavor(self._profile([QAT]))
         running = self._create_server(flavor)
         self._wait_status(running, 'ACTIVE')
         (arq,) = self._assert_bound(running, [QAT])
 
+        time.sleep(max(0, baseline_read - time.monotonic()))
         host.aer_errors(QAT_CARD, nonfatal=1)
         functional.wait('the QAT card quarantined', lambda: all(
             d['quarantined'] for d in self._qat_deployables().values()),
             REPORT_INTERVAL * 5)
         self.assertEqual({'unhealthy'}, {
             d['health'] for d in self._qat_deployables().values()})
-        for rp in vfs:
-            inventory = self.placement.get(
+
+        def unreserved():
+            return {i['total'] - i['reserved'] for i in (self.placement.get(
                 '/resource_providers/%s/inventories/CUSTOM_QAT' % rp).json()
-            self.assertEqual(inventory['total'], inventory['reserved'])
+                for rp in vfs)}
+        # Placement is synced once the quarantine is stored.
+        functional.wait('the QAT VFs reserved', lambda: unreserved() == {0},
+                        REPORT_INTERVAL * 5)
         self.assertIn('%s (%s)' % (arq['uuid'], running), self._log(
             self.cloud.quickstart.path('logs', 'conductor.log')))
         refused = self._create_server(flavor)
@@ -637,6 +652,8 @@ class TestRealNova(functional.ServicesTestCase):
         functional.wait('the QAT card released', lambda: not any(
             d['quarantined'] for d in self._qat_deployables().values()),
             REPORT_INTERVAL * 5)
+        functional.wait('the QAT VFs unreserved',
+                        lambda: unreserved() == {1}, REPORT_INTERVAL * 5)
         landed = self._create_server(flavor)
         self._wait_status(landed, 'ACTIVE')
         self._assert_bound(landed, [QAT])
