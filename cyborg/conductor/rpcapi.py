@@ -23,6 +23,7 @@ History:
   attribute_delete.
 * 1.1 - device_profile_update.
 * 1.2 - device_release.
+* 1.3 - report_host's devices may carry health (DeviceReport 1.1).
 """
 
 import oslo_messaging as messaging
@@ -32,6 +33,7 @@ import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import base as objects_base
+from cyborg.objects import driver_report
 
 CONF = cyborg.conf.CONF
 
@@ -44,7 +46,7 @@ PROGRAM_MARGIN = 30
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.2'
+    RPC_API_VERSION = '1.3'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -82,9 +84,18 @@ class ConductorAPI:
                           hostname=hostname, rp_name=rp_name)
 
     def report_host(self, context, host_report):
-        """Apply an agent's report of its host's accelerators."""
+        """Apply an agent's report of its host's accelerators.
+
+        Capped below 1.3, while conductors of a release that knows no
+        DeviceReport 1.1 run, the report goes without health.
+        """
+        if self.client.can_send_version('1.3'):
+            return self._call(context, '1.3', 'report_host',
+                              host_report=host_report)
         return self._call(context, '1.0', 'report_host',
-                          host_report=host_report)
+                          host_report=driver_report.HostReport.
+                          obj_from_primitive(host_report.obj_to_primitive(
+                              version_manifest={'DeviceReport': '1.0'})))
 
     def device_profile_create(self, context, profile):
         """Store a new DeviceProfile object; returns the stored one."""

@@ -29,6 +29,7 @@ from oslo_utils import uuidutils
 
 from cyborg.agent import resource_tracker
 from cyborg.common import rpc
+from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
 from cyborg.drivers import base as drivers_base
 from cyborg.objects import accelerator_request as arq_obj
@@ -245,3 +246,18 @@ class TestDeviceHealth(base.ConductorTestCase):
         self.api.report_host(self.admin_context, report)
         self.assertEqual(states.DEVICE_HEALTHY, self._device().health)
         self.assertIsNone(self._device().quarantined_at)
+
+    def test_an_agent_capped_below_1_3_sends_no_health(self):
+        # Conductors of the release before know no DeviceReport 1.1.
+        self.conf.config(conductor='1.2', group='upgrade_levels')
+        capped = resource_tracker.ResourceTracker(
+            self.host, drivers_base.load(['intel_fpga_driver']),
+            rpcapi.ConductorAPI())
+        capped.report()
+        self.sysfs.aer_errors(CARD, fatal=5)
+        self.assertTrue(capped.report())
+        self.assertEqual(states.DEVICE_HEALTHY, self._device().health)
+        self.assertIsNone(self._device().quarantined_at)
+        # setUp's tracker, uncapped, read the baseline: it sends the rise.
+        self.assertTrue(self.tracker.report())
+        self.assertIsNotNone(self._device().quarantined_at)
