@@ -135,17 +135,27 @@ def apply_report(context, hostname, host_report):
     devices = device_obj.Device.list(context, filters={'hostname': hostname})
     addresses = _addresses(context, devices)
     now = _now()
-    changed = []
-    for device in devices:
-        found = reported.get(addresses.get(device.id))
-        told = found is not None and _record(context, device, *found,
-                                             now=now)
-        if _due(device, now):
-            release(context, device, 'healthy for the quiet period')
-            told = True
-        if told:
-            changed.append(device)
-    return changed
+    changed = [device for device in devices
+               if device.id in addresses and
+               addresses[device.id] in reported and
+               _record(context, device, *reported[addresses[device.id]],
+                       now=now)]
+    released = release_due(context, devices, now)
+    return changed + [d for d in released if d not in changed]
+
+
+def release_due(context, devices, now=None):
+    """Release those of ``devices`` healthy for the quiet period.
+
+    The caller holds their host's lease.
+
+    :returns: the released devices.
+    """
+    now = now or _now()
+    due = [device for device in devices if _due(device, now)]
+    for device in due:
+        release(context, device, 'healthy for the quiet period')
+    return due
 
 
 def notify(context, devices):
@@ -155,14 +165,9 @@ def notify(context, devices):
                                             holders(context, device))
 
 
-def recovered(context):
-    """The quarantined devices healthy for the quiet period, by host.
-
-    :returns: {host name: [device, ...]}.
-    """
+def recovered_hosts(context):
+    """The hosts of the quarantined devices healthy for the quiet period."""
     now = _now()
-    found = {}
-    for device in device_obj.Device.list_quarantined(context):
-        if _due(device, now):
-            found.setdefault(device.hostname, []).append(device)
-    return found
+    return sorted({device.hostname
+                   for device in device_obj.Device.list_quarantined(context)
+                   if _due(device, now)})

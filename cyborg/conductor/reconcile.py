@@ -33,6 +33,7 @@ from cyborg.conductor import metric
 from cyborg.conductor import placement_sync
 import cyborg.conf
 from cyborg import exception
+from cyborg.objects import device as device_obj
 from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
@@ -91,13 +92,13 @@ class Reconciler:
         Their hosts are synced at this pass's :meth:`run`; a host another
         conductor works on is left to a later pass.
         """
-        for hostname in health.recovered(context):
+        for hostname in health.recovered_hosts(context):
             try:
                 with inventory.host_lease(context, hostname, self._owner()):
-                    devices = health.recovered(context).get(hostname, [])
-                    for device in devices:
-                        health.release(context, device,
-                                       'healthy for the quiet period')
+                    # Read again under the lease: a report may have come.
+                    devices = health.release_due(
+                        context, device_obj.Device.list(
+                            context, filters={'hostname': hostname}))
             except exception.HostLeaseHeld:
                 continue
             health.notify(context, devices)
