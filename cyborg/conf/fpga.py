@@ -40,12 +40,14 @@ Related options:
 """),
     cfg.StrOpt(
         'fpgaconf_path',
-        default='fpgaconf',
+        default='/usr/bin/fpgaconf',
         help="""
-Command the Intel FPGA driver runs to program a device.
+Absolute path of the tool the Intel FPGA driver runs to program a device.
 
-The OPAE ``fpgaconf`` tool; a bare name is looked up in ``PATH``. Give an
-absolute path when OPAE is installed outside ``PATH`` of the agent.
+The OPAE ``fpgaconf`` tool, where OPAE's packages install it by default.
+The ``[privsep_vendor_tool]`` daemon runs it as root by this path, never
+through ``PATH``: a relative path (such as a bare ``fpgaconf``) is
+refused and programming fails until it is made absolute.
 
 Related options:
 
@@ -53,13 +55,16 @@ Related options:
 """),
     cfg.StrOpt(
         'xbmgmt_path',
-        default='xbmgmt',
+        default='/opt/xilinx/xrt/bin/xbmgmt',
         help="""
-Command the Xilinx FPGA driver runs to program a device.
+Absolute path of the tool the Xilinx FPGA driver runs to program a device.
 
-The Xilinx Runtime (XRT) ``xbmgmt`` tool; a bare name is looked up in
-``PATH``. Give an absolute path when XRT is installed outside ``PATH`` of
-the agent, usually ``/opt/xilinx/xrt/bin/xbmgmt``.
+The Xilinx Runtime (XRT) ``xbmgmt`` tool, where XRT installs it. The
+``[privsep_vendor_tool]`` daemon runs it as root by this path, never
+through ``PATH``: a relative path (such as a bare ``xbmgmt``) is refused
+and programming fails until it is made absolute. A bind loads the user
+partition (``--user``) only; the shell is flashed only by an operator's
+shell update (see the administrator guide, "FPGA bitstreams").
 
 Related options:
 

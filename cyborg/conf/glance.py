@@ -52,9 +52,14 @@ then removed. When unset, the system temporary directory is used (usually
 memory file system, since bitstreams can be hundreds of megabytes; the
 directory must be writable by the agent.
 
+The ``[privsep_vendor_tool]`` daemon loads only files of this directory,
+as its own configuration gives it (when unset, root's temporary
+directory): set it when the agent's ``$TMPDIR`` is not ``/tmp``.
+
 Related options:
 
 * ``[fpga] program_timeout``
+* ``[fpga] fpgaconf_path``, ``[fpga] xbmgmt_path``
 """),
 ]
 

@@ -720,10 +720,10 @@ class AgentStandIn:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def program(self, context, deployable_name, bitstream_id=None,
-                function_id=None, function_name=None):
+                function_id=None, function_name=None, allow_shell=False):
         self._record('program', deployable_name=deployable_name,
                      bitstream_id=bitstream_id, function_id=function_id,
-                     function_name=function_name)
+                     function_name=function_name, allow_shell=allow_shell)
         return bitstream_id or self.loaded
 
     @rpc.expected_exceptions(exception.CyborgException)

@@ -36,6 +36,7 @@ IFID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 OTHER_IFID = '11111111-2222-3333-4444-555555555555'
 LOGIC = '6f0a2c1e-8b7d-4a5c-9e3f-2d1c0b9a8f7e'
 FUNCTION = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+GENERIC = '0000:d8:00.0'
 
 
 def _fpga_image(glance, data=b'green bitstream', **props):
@@ -61,6 +62,9 @@ class TestProgram(base.TestCase):
             ('intel_fpga', PAC, dict(vfs=2, interface_id=IFID)),
             ('xilinx_fpga', '0000:65:00.0', dict(
                 logic_uuids=(LOGIC,), interface_uuids=(IFID,))),
+            # The quickstart's generic PCI card, 31232 routing ids on.
+            ('add_pci', GENERIC, dict(vendor='10ee', product='5021',
+                                      class_code='120000')),
         ])).tree
         tmp = self.useFixture(fixtures.TempDir()).path
         self.downloads = os.path.join(tmp, 'downloads')
@@ -260,6 +264,43 @@ class TestProgram(base.TestCase):
         self.assertRaises(exception.BitstreamNotFound, self._program,
                           function_id=LOGIC)
         self.assertEqual(2, len(self.fpgaconf.calls))
+
+    def test_topology_reaching_another_device_is_refused(self):
+        # The quickstart attack: a VF at the generic PCI card's address.
+        image = _fpga_image(self.glance, topology=json.dumps({'pf': [
+            {'pci_offset': 0, 'vf': [{'pci_offset': 1},
+                                     {'pci_offset': 31232}]}]}))
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=image['id'])
+        self.assertIn("not the card's own: %s" % GENERIC, str(error))
+        # Refused before the download: nothing loaded, nothing reported.
+        self.assertEqual([], self.fpgaconf.calls)
+        self.assertEqual([], os.listdir(self.downloads))
+        self.assertEqual(1, len(self.conductor.reports))
+        self.tracker.report(force=True)
+        handles = [pci for dev in self.conductor.reports[-1].devices
+                   for dep in dev.deployables
+                   for pci in dep.attach_handles
+                   if dict(pci.attach_info).get('bus') == 'd8']
+        self.assertEqual([], handles)
+
+    def test_a_bind_never_flashes_the_xilinx_shell(self):
+        # An image without shell_id: the replaced service flashed it into
+        # the shell, persistent across reboots and tenants.
+        image = _fpga_image(self.glance, vendor='xilinx', board='u250',
+                            shell_id=None, topology='')
+        self._program(name=ALVEO, bitstream_id=image['id'])
+        shell = _fpga_image(self.glance, vendor='xilinx', board='u250',
+                            shell_id=None, topology='', shell_image='true')
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  name=ALVEO, bitstream_id=shell['id'])
+        self.assertIn('shell image', str(error))
+        (call,) = self.xbmgmt.calls
+        self.assertEqual('--user', call[3])
+        self.assertNotIn('--shell', call)
+        # An operator's shell update of a card with nothing allocated.
+        self._program(name=ALVEO, bitstream_id=shell['id'], allow_shell=True)
+        self.assertEqual('--shell', self.xbmgmt.calls[-1][3])
 
     def test_shell_images_and_unknown_regions(self):
         image = _fpga_image(self.glance, shell_id=None)
