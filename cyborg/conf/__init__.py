@@ -30,6 +30,7 @@ from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
+from cyborg.conf import sys_admin
 from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
@@ -50,4 +51,5 @@ nova.register_opts(CONF)
 pci.register_opts(CONF)
 placement.register_opts(CONF)
 service_user.register_opts(CONF)
+sys_admin.register_opts(CONF)
 upgrade_levels.register_opts(CONF)

@@ -32,6 +32,7 @@ from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
+from cyborg.conf import sys_admin
 from cyborg.conf import upgrade_levels
 
 # The exchange the RPC topics of every Cyborg service live in.
@@ -56,6 +57,7 @@ GROUP_MODULES = (
     pci,
     placement,
     service_user,
+    sys_admin,
     upgrade_levels,
 )
 
