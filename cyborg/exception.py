@@ -131,6 +131,10 @@ class DatabaseNotConvertible(Invalid):
                 "converted: %(reason)s")
 
 
+class DatabaseSchemaRefused(Invalid):
+    msg_fmt = _("%(reason)s")
+
+
 # --- not found ------------------------------------------------------------
 
 class DeviceNotFound(NotFound):
