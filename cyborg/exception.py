@@ -131,6 +131,10 @@ class DatabaseNotConvertible(Invalid):
                 "converted: %(reason)s")
 
 
+class ServerTLSInvalid(Invalid):
+    msg_fmt = _("cyborg-api cannot serve HTTPS: %(reason)s")
+
+
 class DatabaseSchemaRefused(Invalid):
     msg_fmt = _("%(reason)s")
 

@@ -31,6 +31,7 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
 from cyborg.conf import sys_admin
+from cyborg.conf import tls
 from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
@@ -52,4 +53,5 @@ pci.register_opts(CONF)
 placement.register_opts(CONF)
 service_user.register_opts(CONF)
 sys_admin.register_opts(CONF)
+tls.register_opts(CONF)
 upgrade_levels.register_opts(CONF)

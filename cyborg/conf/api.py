@@ -207,10 +207,26 @@ Related options:
     ignored.option(
         cfg.StrOpt, 'api_paste_config',
         'the middleware pipeline is built in code; see the API guide.'),
-    ignored.option(
-        cfg.BoolOpt, 'enable_ssl_api',
-        'cyborg-api serves plain HTTP; terminate TLS in the WSGI server or a '
-        'proxy in front of it.'),
+    cfg.BoolOpt(
+        'enable_ssl_api',
+        default=False,
+        help="""
+Serve HTTPS instead of HTTP from the ``cyborg-api`` command.
+
+The certificate and key come from ``[ssl] cert_file`` and ``key_file``
+(and ``[ssl] ca_file`` asks clients for certificates); cyborg-api refuses
+to start when they are not set or cannot be read. Under a WSGI server, or
+behind a proxy that terminates TLS, leave it off: they decide, and
+``public_endpoint`` or ``[oslo_middleware] enable_proxy_headers_parsing``
+give clients the ``https`` links. The Keystone endpoint of the
+accelerator service must then name ``https``.
+
+Related options:
+
+* ``[ssl] cert_file``
+* ``[ssl] key_file``
+* ``[ssl] ca_file``
+"""),
 ]
 
 

@@ -33,6 +33,7 @@ from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
 from cyborg.conf import sys_admin
+from cyborg.conf import tls
 from cyborg.conf import upgrade_levels
 
 # The exchange the RPC topics of every Cyborg service live in.
@@ -58,6 +59,7 @@ GROUP_MODULES = (
     placement,
     service_user,
     sys_admin,
+    tls,
     upgrade_levels,
 )
 

@@ -53,6 +53,7 @@ api_insecure = true
 
 [ssl]
 ca_file = /etc/ssl/old-ca.pem
+version = TLSv1_2
 
 [gpu_devices]
 enabled_vgpu_types = nvidia-35, nvidia-36
@@ -77,7 +78,7 @@ passthrough_whitelist = {"vendor_id": "8086", "product_id": "0d5c"}
 
 IGNORED = [('DEFAULT', 'pybasedir'), ('DEFAULT', 'bindir'),
            ('DEFAULT', 'fatal_exception_format_errors'),
-           ('api', 'api_paste_config'), ('api', 'enable_ssl_api'),
+           ('api', 'api_paste_config'), ('ssl', 'version'),
            ('database', 'mysql_engine'),
            ('cyborg_sys_admin', 'helper_command')]
 
