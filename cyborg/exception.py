@@ -131,6 +131,14 @@ class DatabaseNotConvertible(Invalid):
                 "converted: %(reason)s")
 
 
+class ServerTLSInvalid(Invalid):
+    msg_fmt = _("cyborg-api cannot serve HTTPS: %(reason)s")
+
+
+class DatabaseSchemaRefused(Invalid):
+    msg_fmt = _("%(reason)s")
+
+
 # --- not found ------------------------------------------------------------
 
 class DeviceNotFound(NotFound):
