@@ -122,8 +122,8 @@ class TestProgram(base.TestCase):
                       {a.value for a in dep.attributes})
         self.assertEqual(2, dep.num_accelerators)
 
-    def _service_tokens(self):
-        """Fixed tokens, and the tokens of every request sent to Glance.
+    def _tokens(self):
+        """The tokens of every request sent to Glance from now on.
 
         Glance, unauthenticated, takes any token.
         """
@@ -138,16 +138,17 @@ class TestProgram(base.TestCase):
                          headers.get('X-Service-Token'))
                         for _method, _url, headers in sent.to(url)}
 
-    def test_glance_is_called_as_the_user_with_a_service_token(self):
+    def test_glance_is_called_as_the_service_for_a_user(self):
+        # Which images are found never depends on the user who asked.
         image = _fpga_image(self.glance)
-        tokens = self._service_tokens()
+        tokens = self._tokens()
         self.context.auth_token = 'user-token'
         self._program(bitstream_id=image['id'])
-        self.assertEqual({('user-token', 'service-token')}, tokens())
+        self.assertEqual({('glance-service-token', None)}, tokens())
 
     def test_glance_is_called_as_the_service_without_a_user_token(self):
         image = _fpga_image(self.glance)
-        tokens = self._service_tokens()
+        tokens = self._tokens()
         self._program(bitstream_id=image['id'])
         self.assertEqual({('glance-service-token', None)}, tokens())
 
