@@ -237,7 +237,11 @@ class Quickstart:
             '', '[pci]', 'device_spec = %s' % json.dumps(
                 quickstart_demo.pci_device_spec()),
             '', '[fpga]',
-            'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
+            'fpgaconf_path = %s' % self.path('bin', 'fpgaconf')] + (
+                # With Keystone, the images of Cyborg's own project.
+                [] if self.keystone else [
+                    'trusted_image_owners = %s' %
+                    quickstart_demo.BITSTREAM_OWNER]) + [
             '', '[glance]'] + (
                 self._credentials() if self.keystone else []) + [
             'endpoint_override = %s' % self.url('glance'),

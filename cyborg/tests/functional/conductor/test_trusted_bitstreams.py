@@ -31,6 +31,7 @@ from oslo_utils import uuidutils
 
 from cyborg.agent import service as agent_service
 from cyborg.conductor import binding
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.drivers import base as drivers_base
@@ -101,19 +102,22 @@ class TestUntrustedImages(base.ConductorTestCase):
                 'function_name': 'aes', 'topology': json.dumps(
                     {'pf': [{'pci_offset': 0, 'vf': [
                         {'pci_offset': 1}, {'pci_offset': 2}]}]})})
+        # As cyborg-agent starts: the conductor finds the compute node.
+        self.assertEqual(host, agent_service.wait_for_compute_node(
+            conductor_rpcapi.ConductorAPI()))
         agent = agent_service.AgentService(
             drivers_base.load(['intel_fpga_driver']), host=host)
         agent.start()
         self.addCleanup(agent.stop)
         self.region_rp = functional.wait(
-            'the FPGA region in Placement', self._region_rp)
+            'the FPGA region in Placement', self._region_rp, timeout=30)
         self.before = self._afu_now()
 
     def _region_rp(self):
-        for rp in self.rp.get('/resource_providers', params={
-                'in_tree': self.compute_rp, 'resources': 'FPGA:1'}).json()[
-                'resource_providers']:
-            return rp['uuid']
+        """The region's provider, once Cyborg recorded it."""
+        for dep in deployable_obj.Deployable.list(self.ctx):
+            if dep.name == PAC and dep.rp_uuid:
+                return dep.rp_uuid
         return None
 
     def _afu_now(self):
@@ -185,12 +189,3 @@ class TestUntrustedImages(base.ConductorTestCase):
         self.log = self.useFixture(fixtures.FakeLogger())
         self._assert_nothing_loaded(
             self._resume(self._arq(bitstream_id=self.planted['id'])))
-
-    def test_bind_by_function_name_finds_only_the_members_image(self):
-        # Only seed-002 metadata carries a function name: the member's is
-        # the only candidate, and it is not trusted.
-        self.log = self.useFixture(fixtures.FakeLogger())
-        arq = self._bind(self._arq(function_name='aes'))
-        self.assertEqual(states.BIND_FAILED, arq.state)
-        self.assertEqual([], self.fpgaconf.calls)
-        self.assertEqual(self.before, self._afu_now())
