@@ -56,6 +56,16 @@ BITSTREAM_NAME = 'demo-aes'
 #: default.
 BITSTREAM_OWNER = 'cyborg-quickstart'
 
+
+def trust_lines(keystone):
+    """``[fpga]`` lines trusting the demo bitstream's owner.
+
+    None with Keystone: the images of Cyborg's own project are trusted.
+    """
+    return [] if keystone else [
+        'trusted_image_owners = %s' % BITSTREAM_OWNER]
+
+
 #: What must be in Placement before the demo boots: resource class and
 #: how many providers offer it.
 EXPECTED = {'FPGA': 3, 'VGPU': 1}
