@@ -57,7 +57,8 @@ def _fpga_image(glance, data=b'green bitstream', **props):
         key: value for key, value in properties.items() if value is not None})
 
 
-class TestProgram(base.TestCase):
+class ProgramTestCase(base.TestCase):
+    """A real agent of a simulated host, Glance, a stand-in conductor."""
 
     def setUp(self):
         super().setUp()
@@ -105,6 +106,9 @@ class TestProgram(base.TestCase):
     def _deployable(self, report, name):
         return next(dep for dev in report.devices for dep in dev.deployables
                     if dep.name == name)
+
+
+class TestProgram(ProgramTestCase):
 
     def test_by_bitstream_id(self):
         image = _fpga_image(self.glance)
@@ -319,8 +323,8 @@ class TestProgram(base.TestCase):
                           bitstream_id='0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f')
 
 
-class TestTrustAndLimits(TestProgram):
-    """Owners, sizes and the download directory; runs TestProgram's too."""
+class TestTrustAndLimits(ProgramTestCase):
+    """Whose images are loaded, how large, and where they are kept."""
 
     def test_untrusted_images_are_refused_or_ignored(self):
         planted = _fpga_image(self.glance, data=b'red bitstream',
@@ -360,11 +364,10 @@ class TestTrustAndLimits(TestProgram):
         self.conf.config(max_bitstream_size=1, group='fpga')
         image = _fpga_image(self.glance, data=b'x' * (1024 * 1024 + 1))
         del image['size']
-        driver, region = self.tracker.drivers[0], None
-        for driver in self.tracker.drivers:
-            region = driver.fpga_regions(self.tracker.scan()).get(PAC)
-            if region:
-                break
+        pci_devices = self.tracker.scan()
+        (region,) = [r for d in self.tracker.drivers
+                     for n, r in d.fpga_regions(pci_devices).items()
+                     if n == PAC]
         client = glance_client.get_client(self.conf.conf)
         with testtools.ExpectedException(exception.BitstreamRejected,
                                          '.*download was stopped'):
