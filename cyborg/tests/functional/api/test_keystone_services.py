@@ -154,6 +154,11 @@ class TestServiceCredentials(ServicesTestCase):
         glance = self.useFixture(cyborg_fixtures.Glance(self.conf,
                                                         self.keystone))
         self.image = glance.add_image(b'bitstream')['id']
+        # A member's image: Glance shows it to Cyborg's user (an
+        # administrator), and Cyborg does not trust it.
+        self.planted = glance.add_image(
+            b'red bitstream', owner=self.keystone.session(
+                'member').get_project_id())['id']
         self.glance_url = glance.url
         # What Cyborg sends to Glance from now on.
         self.sent = self.useFixture(cyborg_fixtures.SentRequests())
@@ -254,6 +259,13 @@ class TestServiceCredentials(ServicesTestCase):
         self.assertEqual(2, len(self.fpgaconf.calls))
         user, service = self.glance_tokens()[-1]
         self.assertEqual(('cyborg', None), (self.identity(user)[0], service))
+        response = self.call(
+            'PATCH', '/deployables/%s/program' % deployable['uuid'], 'admin',
+            json=[{'op': 'replace', 'path': '/program',
+                   'value': [{'image_uuid': self.planted}]}])
+        self.assertEqual(400, response.status_code, response.text)
+        self.assertIn('not a trusted image owner', response.text)
+        self.assertEqual(2, len(self.fpgaconf.calls))
         self.assertEqual(204, self.call('DELETE', path, 'member').status_code)
         self.assertEqual(204, self.call('DELETE', '/device_profiles/ks-flow',
                                         'admin').status_code)
