@@ -72,6 +72,11 @@ def _glance_errors():
             glance_exc.HTTPInternalServerError) as e:
         raise exception.ServiceUnavailable(
             reason=_('Glance cannot be reached: %s') % e) from e
+    except (glance_exc.HTTPUnauthorized, ks_exc.Unauthorized,
+            ks_exc.MissingAuthPlugin) as e:
+        raise exception.ServiceUnavailable(
+            reason=_('Glance refuses the credentials of [glance], which '
+                     'Cyborg looks bitstreams up with: %s') % e) from e
 
 
 def trusted_owners():
