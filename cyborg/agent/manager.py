@@ -54,11 +54,14 @@ class AgentManager:
         # One programming at a time per region; others proceed.
         with lockutils.lock('program-%s' % deployable_name):
             driver, region = self._fpga_region(deployable_name)
+            # As the service, whoever asked: see cyborg.clients.glance.
             client = glance.get_client(CONF, context)
-            image = bitstream.find(client, region, bitstream_id=bitstream_id,
+            owners = bitstream.trusted_owners()
+            image = bitstream.find(client, region, owners,
+                                   bitstream_id=bitstream_id,
                                    function_id=function_id,
                                    function_name=function_name)
-            bitstream.check(image, region)
+            bitstream.check(image, region, owners)
             # The topology names only the card's own functions: refused
             # before anything is downloaded or loaded.
             driver.check_image(region, image, self.tracker.scan())

@@ -41,7 +41,8 @@ def _holds_function(context, deployable, function_name):
     """Whether the bitstream the region holds is named ``function_name``.
 
     Only Glance knows a bitstream's function name; when it cannot tell,
-    the region counts as not holding it.
+    the region counts as not holding it. Glance is asked as the service,
+    as the agent asks it, never as the request's user.
     """
     if not deployable.bitstream_id:
         return False
@@ -72,7 +73,7 @@ def needed(context, group, deployable, traits):
     asked function, or a bitstream of the asked function name, is used as
     it is.
 
-    :param context: the request's; Glance is asked as its user.
+    :param context: the request's; Glance is asked as the service.
     :param group: the ARQ's profile group.
     :param traits: the deployable's traits.
     :returns: the keyword arguments of :func:`program` (``bitstream_id``,

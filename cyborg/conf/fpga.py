@@ -70,6 +70,45 @@ Related options:
 
 * ``program_timeout``
 """),
+    cfg.ListOpt(
+        'trusted_image_owners',
+        default=[],
+        help="""
+Projects whose Glance images may be programmed into FPGAs.
+
+A bitstream image is loaded only if its ``owner`` (the id of the project
+that uploaded it, as Glance shows it) is one of these project ids. Any
+Glance user may upload an image tagged ``FPGA`` that claims a function;
+without this rule, a project member's image would be found and loaded into
+shared hardware in place of the operator's. Untrusted images are left out
+of every search, whether by ``function_uuid``, ``function_name`` or the
+``accel:function_id`` of the service Cyborg replaces, and an untrusted
+image named by id is refused.
+
+When empty, the project of the ``[glance]`` credentials (Cyborg's service
+project) is the one trusted owner; with no credentials there (Glance
+without Keystone) no image is trusted until this option names owners.
+
+Related options:
+
+* ``[glance] auth_type`` and the credentials of that group
+"""),
+    cfg.IntOpt(
+        'max_bitstream_size',
+        default=1024,
+        min=1,
+        help="""
+Largest bitstream, in MiB, the agent downloads from Glance.
+
+An image whose ``size`` Glance records as larger is refused before the
+download; a download that passes this many bytes all the same is stopped
+and its file removed, so an image cannot fill the agent's disk. Raise it
+only for devices whose bitstreams really are larger.
+
+Related options:
+
+* ``[glance] download_dir``
+"""),
 ]
 
 

@@ -26,7 +26,6 @@ import os
 import signal
 # This module exists to run the configured vendor tools.
 import subprocess  # nosec B404
-import tempfile
 
 from cyborg.common import pci_address
 import cyborg.conf
@@ -82,8 +81,7 @@ def tool_path(tool):
 
 def download_dir():
     """The directory bitstreams are downloaded to, as the agent's."""
-    return os.path.realpath(CONF.glance.download_dir or
-                            tempfile.gettempdir())
+    return os.path.realpath(CONF.glance.download_dir)
 
 
 def argv(tool, device, bitstream, partition=None):
