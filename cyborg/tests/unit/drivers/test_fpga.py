@@ -80,6 +80,8 @@ class TestProgramming(driver_case.DriverTestCase):
         self.conf.config(fpgaconf_path=self.fpgaconf.path,
                          xbmgmt_path=self.xbmgmt.path, group='fpga')
         self.intel = intel_fpga.IntelFpgaDriver()
+        # The vendor tool daemon loads only files of the download directory.
+        self.conf.config(download_dir='/tmp', group='glance')
 
     def _image(self, **props):
         image = {'id': 'c1b5a4e0-0000-4000-8000-000000000001',
