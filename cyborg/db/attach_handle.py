@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from cyborg.db.api import main_context_manager
 from cyborg.db import models
+from cyborg.db import programming
 from cyborg import exception
 
 
@@ -27,11 +28,17 @@ def claim(context, deployable_id):
     """Mark a free handle of the deployable in use.
 
     Each candidate is taken with a conditional UPDATE, so of two
-    transactions claiming at once each gets a handle of its own.
+    transactions claiming at once each gets a handle of its own. None is
+    taken of a deployable whose region is being programmed: the claim
+    holds the lock of the deployable's tree that a programming takes to
+    start (:mod:`cyborg.db.programming`).
 
     :returns: the handle's id and attach type (PCI, MDEV).
     :raises AttachHandleUnavailable: every handle of the deployable is used.
+    :raises DeployableProgramming: its region is being programmed.
     """
+    programming.lock(context.session, deployable_id)
+    programming.check_free(context.session, deployable_id)
     model = models.AttachHandle
     candidates = context.session.query(model.id, model.attach_type).filter_by(
         deployable_id=deployable_id, in_use=False).order_by(model.id)
