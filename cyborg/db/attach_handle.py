@@ -37,7 +37,6 @@ def claim(context, deployable_id):
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     :raises DeployableProgramming: its region is being programmed.
     """
-    programming.lock(context.session, deployable_id)
     programming.check_free(context.session, deployable_id)
     model = models.AttachHandle
     candidates = context.session.query(model.id, model.attach_type).filter_by(

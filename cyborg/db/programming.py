@@ -48,15 +48,16 @@ _DEPLOYABLE = models.Deployable
 def lock(session, deployable_id):
     """Lock the root of the deployable's tree until the transaction ends.
 
-    :returns: the root's id, or None when the deployable does not exist.
+    :returns: the root's id and its mark, as the lock found it; None and
+        None when the deployable does not exist.
     """
     root_id = session.query(sa.func.coalesce(
         _DEPLOYABLE.root_id, _DEPLOYABLE.id)).filter(
             _DEPLOYABLE.id == deployable_id).scalar()
-    if root_id is not None:
-        session.query(_DEPLOYABLE.id).filter(
-            _DEPLOYABLE.id == root_id).with_for_update().first()
-    return root_id
+    if root_id is None:
+        return None, None
+    return root_id, session.query(_DEPLOYABLE.programming_since).filter(
+        _DEPLOYABLE.id == root_id).with_for_update().scalar()
 
 
 def _refusal(session, deployable_id, since):
@@ -67,13 +68,17 @@ def _refusal(session, deployable_id, since):
 
 
 def check_free(session, deployable_id):
-    """Refuse a deployable being programmed; call it after :func:`lock`.
+    """Lock the deployable's tree and refuse it if it is being programmed.
 
     :raises DeployableProgramming: it, or a region above it, is being
         programmed.
     """
-    since = session.query(_DEPLOYABLE.programming_since).filter(
-        _DEPLOYABLE.id == deployable_id).with_for_update(read=True).scalar()
+    root_id, since = lock(session, deployable_id)
+    if root_id is not None and root_id != deployable_id:
+        # A locking read: the mark as committed, whatever the snapshot.
+        since = session.query(_DEPLOYABLE.programming_since).filter(
+            _DEPLOYABLE.id == deployable_id).with_for_update(
+                read=True).scalar()
     if since is not None:
         raise _refusal(session, deployable_id, since)
 
@@ -159,7 +164,7 @@ def start(context, deployable_id, keep=None):
     :raises DeployableProgramming: one of them is being programmed.
     """
     session = context.session
-    root_id = lock(session, deployable_id)
+    root_id, _since = lock(session, deployable_id)
     if root_id is None:
         raise exception.DeployableNotFound(uuid=deployable_id)
     tree = _subtree(session, deployable_id, root_id, locking=True)
