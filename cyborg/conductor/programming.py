@@ -179,12 +179,12 @@ def program(context, deployable, device, agent, timeout, keep=None,
                                                 keep=keep)
     deployable.bitstream_id = None
     deployable.obj_reset_changes(['bitstream_id'])
-    sync_placement(context, device.hostname)
-    LOG.info('Programming %(name)s on host %(host)s with %(bitstream)s',
-             {'name': deployable.name, 'host': device.hostname,
-              'bitstream': bitstream})
     loaded = None
     try:
+        sync_placement(context, device.hostname)
+        LOG.info('Programming %(name)s on host %(host)s with %(bitstream)s',
+                 {'name': deployable.name, 'host': device.hostname,
+                  'bitstream': bitstream})
         loaded = agent.program(context, device.hostname, deployable.name,
                                timeout=timeout, **bitstream)
     finally:
