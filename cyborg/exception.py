@@ -217,6 +217,12 @@ class ObjectInUse(Conflict):
     msg_fmt = _("%(kind)s %(uuid)s is in use: %(reason)s")
 
 
+class DeployableProgramming(Conflict):
+    msg_fmt = _("Deployable %(name)s (%(uuid)s) is being programmed since "
+                "%(since)s: none of its accelerators can be bound or "
+                "programmed until its host's agent is done.")
+
+
 class BitstreamAmbiguous(Conflict):
     msg_fmt = _("%(count)d bitstreams match %(criteria)s: %(candidates)s; "
                 "ask for one of them by id.")

@@ -81,8 +81,9 @@ def allocated(context, device):
 def program(context, deployable_uuid, image_uuid, agent=None):
     """Load a Glance bitstream into an FPGA deployable through its agent.
 
-    Refused while any accelerator of the deployable is in use: loading a
-    new bitstream would pull it from under its instance.
+    Refused while any accelerator of the deployable, or of a deployable
+    below it, is in use (loading a new bitstream would pull it from under
+    its instance), and while it is being programmed already.
 
     This operator action is the only one that may update a card's shell
     (persistent firmware), and only with an image that declares itself a
@@ -93,6 +94,7 @@ def program(context, deployable_uuid, image_uuid, agent=None):
     :returns: the deployable, with the loaded ``bitstream_id``.
     :raises NotProgrammable: it is not an FPGA region.
     :raises ObjectInUse: an accelerator of it is in use.
+    :raises DeployableProgramming: it is being programmed.
     """
     deployable = deployable_obj.Deployable.get_by_uuid(context,
                                                        deployable_uuid)

@@ -23,6 +23,7 @@ from cyborg.common import pci_address
 from cyborg.db.api import main_context_manager
 from cyborg.db import inventory_functions
 from cyborg.db import models
+from cyborg.db import programming
 from cyborg import exception
 
 LOG = log.getLogger(__name__)
@@ -32,14 +33,19 @@ def claim(context, deployable_id):
     """Mark a free handle of the deployable in use.
 
     Each candidate is taken with a conditional UPDATE, so of two
-    transactions claiming at once each gets a handle of its own. A PCI
-    handle whose function another handle of the host has in use (two
-    devices reported it, see :mod:`cyborg.db.inventory_functions`) is
-    never taken: no function is bound to two ARQs.
+    transactions claiming at once each gets a handle of its own. None is
+    taken of a deployable whose region is being programmed: the claim
+    holds the lock of the deployable's tree that a programming takes to
+    start (:mod:`cyborg.db.programming`). A PCI handle whose function
+    another handle of the host has in use (two devices reported it, see
+    :mod:`cyborg.db.inventory_functions`) is never taken: no function is
+    bound to two ARQs.
 
     :returns: the handle's id and attach type (PCI, MDEV).
     :raises AttachHandleUnavailable: every handle of the deployable is used.
+    :raises DeployableProgramming: its region is being programmed.
     """
+    programming.check_free(context.session, deployable_id)
     model = models.AttachHandle
     candidates = context.session.query(
         model.id, model.attach_type, model.attach_info).filter_by(
