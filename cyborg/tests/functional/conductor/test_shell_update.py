@@ -35,11 +35,13 @@ class TestShellUpdate(test_binding.BindTestCase):
         self.assertTrue(self._program()['allow_shell'])
 
     def test_refused_while_another_function_of_the_card_is_bound(self):
-        # A second deployable of the card (a topology's PF), bound.
+        # A second deployable of the card beside the region (a second
+        # region's function), bound. One under the region itself would
+        # keep the region from being programmed at all
+        # (test_programming_state).
         child = db_api.create(self.ctx, 'deployable', {
             'name': '0000:5e:00.2', 'num_accelerators': 1,
             'device_id': self.deployable.device_id,
-            'parent_id': self.deployable.id, 'root_id': self.deployable.id,
             'driver_name': 'intel', 'rp_uuid': uuidutils.generate_uuid()})
         db_api.create(self.ctx, 'attribute', {
             'deployable_id': child.id, 'key': 'rc', 'value': 'FPGA'})
