@@ -112,10 +112,16 @@ class RequestContextSerializer(messaging.Serializer):
 
     ``base`` is the versioned-object serializer; the RPC API modules pass
     :class:`cyborg.objects.base.CyborgObjectSerializer`.
+
+    The context goes without the caller's token (nor any other credential)
+    unless ``credentials``: every listener of a notification and every
+    agent of a compute host would otherwise hold the token of whoever made
+    the request, an administrator's included, and could act as them.
     """
 
-    def __init__(self, base):
+    def __init__(self, base, credentials=False):
         self._base = base
+        self._credentials = credentials
 
     def serialize_entity(self, context, entity):
         return self._base.serialize_entity(context, entity)
@@ -124,7 +130,7 @@ class RequestContextSerializer(messaging.Serializer):
         return self._base.deserialize_entity(context, entity)
 
     def serialize_context(self, context):
-        return context.to_dict()
+        return context.to_dict(credentials=self._credentials)
 
     def deserialize_context(self, context):
         return cyborg_context.RequestContext.from_dict(context)
@@ -136,10 +142,16 @@ def _transport():
     return TRANSPORT
 
 
-def get_client(target, serializer, version_cap=None):
+def get_client(target, serializer, version_cap=None, credentials=False):
+    """An RPC client; ``credentials``: its calls carry the caller's token.
+
+    Only a server that acts as the caller towards another service may get
+    it (:class:`RequestContextSerializer`).
+    """
     return messaging.get_rpc_client(
         _transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(serializer))
+        serializer=RequestContextSerializer(serializer,
+                                            credentials=credentials))
 
 
 def get_server(target, endpoints, serializer):

@@ -138,12 +138,13 @@ class TestProgram(base.TestCase):
                          headers.get('X-Service-Token'))
                         for _method, _url, headers in sent.to(url)}
 
-    def test_glance_is_called_as_the_user_with_a_service_token(self):
+    def test_the_callers_token_does_not_reach_the_agent(self):
+        # RPC to an agent carries no token: Glance sees the service's.
         image = _fpga_image(self.glance)
         tokens = self._service_tokens()
         self.context.auth_token = 'user-token'
         self._program(bitstream_id=image['id'])
-        self.assertEqual({('user-token', 'service-token')}, tokens())
+        self.assertEqual({('glance-service-token', None)}, tokens())
 
     def test_glance_is_called_as_the_service_without_a_user_token(self):
         image = _fpga_image(self.glance)

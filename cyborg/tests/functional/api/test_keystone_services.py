@@ -17,9 +17,10 @@ runs with ``auth_strategy = keystone``; Glance (the real one) runs its
 keystonemiddleware's ``auth_token``. The
 conductor and a real agent on a simulated host run in this process. Cyborg
 reaches Placement and Nova with the password of its ``cyborg`` service
-user, and Glance with the user's token and its own service token beside
-it. Every log record of the run, DEBUG included, is kept and searched for
-the tokens, passwords and request bodies it must never show.
+user; the agent reaches Glance with it too, since no user's token
+travels to an agent. Every log record of the run, DEBUG included, is kept
+and searched for the tokens, passwords and request bodies it must never
+show.
 """
 
 import logging
@@ -159,6 +160,9 @@ class TestServiceCredentials(ServicesTestCase):
         self.sent = self.useFixture(cyborg_fixtures.SentRequests())
         self.conf.config(send_service_user_token=True, group='service_user')
         self.use_cyborg_user('service_user')
+        # The agent downloads bitstreams as the cyborg user: RPC brings it
+        # no user's token.
+        self.use_cyborg_user('glance', endpoint_override=glance.url)
         self.fpgaconf = self.useFixture(
             cyborg_fixtures.StandInTool('fpgaconf'))
         self.conf.config(fpgaconf_path=self.fpgaconf.path, group='fpga')
@@ -220,14 +224,14 @@ class TestServiceCredentials(ServicesTestCase):
                                             'member').json()['state'])
 
         # The agent got the bitstream from Glance, which checks tokens,
-        # as the user, with Cyborg's service token beside it.
+        # as the cyborg service user: no user's token reaches the agent.
         self.assertEqual(1, len(self.fpgaconf.calls))
         self.assertTrue(self.glance_tokens())
         for user, service in self.glance_tokens():
-            self.assertEqual(self.keystone.token('member'), user)
-            name, roles = self.identity(service)
+            name, roles = self.identity(user)
             self.assertEqual('cyborg', name)
             self.assertIn('service', roles)
+            self.assertIsNone(service)
 
         # Nova heard of the bind from the cyborg user with the service
         # role.
@@ -251,11 +255,11 @@ class TestServiceCredentials(ServicesTestCase):
             'PATCH', '/deployables/%s/program' % deployable['uuid'], 'admin',
             json=[{'op': 'replace', 'path': '/program',
                    'value': [{'image_uuid': self.image}]}]).status_code)
-        # Programming asked by the administrator: Glance sees their token.
+        # Programming asked by the administrator: their token stays with
+        # the API and the conductor; the agent asks Glance as cyborg.
         self.assertEqual(2, len(self.fpgaconf.calls))
         user, service = self.glance_tokens()[-1]
-        self.assertEqual(('admin', 'cyborg'), (
-            self.identity(user)[0], self.identity(service)[0]))
+        self.assertEqual(('cyborg', None), (self.identity(user)[0], service))
         self.assertEqual(204, self.call('DELETE', path, 'member').status_code)
         self.assertEqual(204, self.call('DELETE', '/device_profiles/ks-flow',
                                         'admin').status_code)
