@@ -131,6 +131,14 @@ class DatabaseNotConvertible(Invalid):
                 "converted: %(reason)s")
 
 
+class ServerTLSInvalid(Invalid):
+    msg_fmt = _("cyborg-api cannot serve HTTPS: %(reason)s")
+
+
+class DatabaseSchemaRefused(Invalid):
+    msg_fmt = _("%(reason)s")
+
+
 # --- not found ------------------------------------------------------------
 
 class DeviceNotFound(NotFound):
@@ -207,6 +215,12 @@ class AttachHandleUnavailable(Conflict):
 
 class ObjectInUse(Conflict):
     msg_fmt = _("%(kind)s %(uuid)s is in use: %(reason)s")
+
+
+class DeployableProgramming(Conflict):
+    msg_fmt = _("Deployable %(name)s (%(uuid)s) is being programmed since "
+                "%(since)s: none of its accelerators can be bound or "
+                "programmed until its host's agent is done.")
 
 
 class BitstreamAmbiguous(Conflict):

@@ -14,6 +14,7 @@
 Only the composition roots (``cyborg.cmd`` and ``cyborg.wsgi``) call it.
 """
 
+import os
 import sys
 
 from oslo_config import cfg
@@ -82,6 +83,39 @@ def prepare_server(name, argv=None, default_config_files=None):
                     'file %s, which suits one host for development. Set a '
                     'MySQL/MariaDB or PostgreSQL URL in production.',
                     CONF.database.connection)
+
+
+def wsgi_config_args(argv):
+    """The ``--config-file`` and ``--config-dir`` arguments of ``argv``.
+
+    uWSGI's ``pyargv`` puts them in ``sys.argv``, where openstack-cyborg's
+    WSGI module read them. Other arguments there are the web server's own
+    (gunicorn's, for one): they are not Cyborg's to parse.
+    """
+    picked = []
+    args = iter(argv[1:])
+    for arg in args:
+        if arg in ('--config-file', '--config-dir'):
+            picked += [arg, next(args, '')]
+        elif arg.startswith(('--config-file=', '--config-dir=')):
+            picked.append(arg)
+    return picked
+
+
+def prepare_wsgi_api(argv):
+    """Prepare an API process that a WSGI server loaded.
+
+    The configuration comes from the ``--config-file`` and
+    ``--config-dir`` of ``argv`` (:func:`wsgi_config_args`), else from the
+    file ``CYBORG_CONFIG_FILE`` names, else from the usual places.
+    """
+    args = wsgi_config_args(argv)
+    config_file = os.environ.get('CYBORG_CONFIG_FILE')
+    prepare_server(
+        'cyborg-api', ['cyborg-api'] + args,
+        default_config_files=[config_file] if config_file and not args
+        else None)
+    connect_api(CONF)
 
 
 def connect_api(conf):

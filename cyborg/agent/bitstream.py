@@ -18,22 +18,33 @@ properties of seed 002: ``bs-name``, ``bs-uuid``, ``vendor``, ``board``,
 are compared as lower-case hexadecimal without dashes, however the image
 spells them.
 
-Images made for the service Cyborg replaces have none of that: that
-service programmed any image named by id, and found images by function
-through their ``accel:function_id`` property. Such images still program,
-with a warning that names the metadata they lack.
+Only images of a trusted owner are ever loaded: Glance's ``owner`` (the
+project that uploaded the image) must be one of ``[fpga]
+trusted_image_owners``, by default the project of the ``[glance]``
+credentials Cyborg looks images up with. Any Glance user may upload an
+image tagged ``FPGA`` claiming a function, and FPGAs are shared hardware;
+so untrusted images are left out of every search before its candidates
+are counted, and one named by id is refused.
+
+Images made for the service Cyborg replaces have no seed-002 metadata:
+that service programmed any image named by id, and found images by
+function through their ``accel:function_id`` property. Such images of a
+trusted owner still program, with a warning that names the metadata they
+lack.
 """
 
 import contextlib
 import hashlib
 import os
 import re
+import stat
 import tempfile
 
 from glanceclient import exc as glance_exc
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
 
+from cyborg.clients import glance as glance_client
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg import exception
@@ -47,6 +58,8 @@ TAG = 'FPGA'
 LEGACY_FUNCTION_ID = 'accel:function_id'
 #: Most candidates an ambiguous search names in its error.
 _MAX_NAMED = 5
+#: Bytes in the unit of ``[fpga] max_bitstream_size``.
+MIB = 1024 * 1024
 
 
 @contextlib.contextmanager
@@ -59,9 +72,45 @@ def _glance_errors():
             glance_exc.HTTPInternalServerError) as e:
         raise exception.ServiceUnavailable(
             reason=_('Glance cannot be reached: %s') % e) from e
+    except (glance_exc.HTTPUnauthorized, ks_exc.Unauthorized,
+            ks_exc.MissingAuthPlugin) as e:
+        raise exception.ServiceUnavailable(
+            reason=_('Glance refuses the credentials of [glance], which '
+                     'Cyborg looks bitstreams up with: %s') % e) from e
 
 
-def find(glance, region, bitstream_id=None, function_id=None,
+def trusted_owners():
+    """The project ids whose images may be loaded; empty trusts none.
+
+    ``[fpga] trusted_image_owners``, or else the project of the
+    ``[glance]`` credentials, asked of Keystone (once per token).
+    """
+    if CONF.fpga.trusted_image_owners:
+        return frozenset(CONF.fpga.trusted_image_owners)
+    with _glance_errors():
+        try:
+            project = glance_client.project_id(CONF)
+        except ks_exc.ClientException as e:
+            raise exception.ServiceUnavailable(
+                reason=_('the project of the [glance] credentials, whose '
+                         'images are trusted, cannot be found: %s') % e)
+    return frozenset([project] if project else [])
+
+
+def _trusted(image, owners):
+    return bool(image.get('owner')) and image['owner'] in owners
+
+
+def _untrusted_reason(image, owners):
+    return (_('its owner %(owner)s is not a trusted image owner (%(trusted)s'
+              '): only images of the projects in [fpga] '
+              'trusted_image_owners, by default the project of the [glance] '
+              'credentials, are loaded') % {
+        'owner': image.get('owner') or _('(none)'),
+        'trusted': ', '.join(sorted(owners)) or _('none')})
+
+
+def find(glance, region, owners, bitstream_id=None, function_id=None,
          function_name=None):
     """The one image to load into ``region``.
 
@@ -70,17 +119,27 @@ def find(glance, region, bitstream_id=None, function_id=None,
     ``region_uuid``, or its vendor and board when the region shows no type.
     When none is, a function id is looked for as the replaced service did:
     among the active images whose ``accel:function_id`` is exactly it.
+    Searches see only images whose owner is in ``owners`` (see
+    :func:`trusted_owners`): an image of anyone else never competes with,
+    or stands in for, the operator's.
 
     :raises BitstreamNotFound: no such image.
+    :raises BitstreamRejected: the image named by id is not of a trusted
+        owner.
     :raises BitstreamAmbiguous: several images match; the error names them.
     """
     if bitstream_id:
         with _glance_errors():
             try:
-                return glance.images.get(bitstream_id)
+                image = glance.images.get(bitstream_id)
             except glance_exc.HTTPNotFound:
                 raise exception.BitstreamNotFound(
                     criteria=_('id %s') % bitstream_id)
+        if not _trusted(image, owners):
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_untrusted_reason(image, owners))
+        return image
     if not (function_id or function_name):
         raise exception.InvalidParameterValue(
             name='bitstream', reason=_('give a bitstream id, a function id '
@@ -91,7 +150,8 @@ def find(glance, region, bitstream_id=None, function_id=None,
         filters['function_name'] = function_name
         wanted.append('function_name %s' % function_name)
     with _glance_errors():
-        images = list(glance.images.list(filters=filters))
+        images = [i for i in glance.images.list(filters=filters)
+                  if _trusted(i, owners)]
     if function_id:
         # Filtered here: Glance compares property strings exactly, and ids
         # are spelled with or without dashes.
@@ -110,10 +170,13 @@ def find(glance, region, bitstream_id=None, function_id=None,
     criteria = ', '.join(wanted)
     if not images and function_id and not function_name:
         with _glance_errors():
-            images = list(glance.images.list(filters={
-                LEGACY_FUNCTION_ID: function_id, 'status': 'active'}))
+            images = [i for i in glance.images.list(filters={
+                LEGACY_FUNCTION_ID: function_id, 'status': 'active'})
+                if _trusted(i, owners)]
         criteria += _(', or %(key)s %(value)s') % {
             'key': LEGACY_FUNCTION_ID, 'value': function_id}
+    criteria += _(', owned by a trusted project (%s)') % (
+        ', '.join(sorted(owners)) or _('none'))
     if not images:
         raise exception.BitstreamNotFound(criteria=criteria)
     if len(images) > 1:
@@ -134,12 +197,12 @@ def _same(a, b):
     return bool(norm(a)) and norm(a) == norm(b)
 
 
-def check(image, region):
+def check(image, region, owners):
     """Refuse an image that cannot be loaded into ``region``.
 
     The tag, vendor and board that an image lacks are not held against it
     (images made for the replaced service have none); a warning names
-    them.
+    them. Its owner must be in ``owners`` whichever way it was found.
 
     :raises BitstreamRejected: naming the reason.
     """
@@ -148,6 +211,8 @@ def check(image, region):
             image=image['id'], deployable=region.deployable_name,
             reason=reason)
 
+    if not _trusted(image, owners):
+        raise refuse(_untrusted_reason(image, owners))
     if image.get('status') != 'active':
         raise refuse(_('it is %s, not active') % image.get('status'))
     missing = [] if TAG in (image.get('tags') or []) else [_('tag %s') % TAG]
@@ -171,6 +236,11 @@ def check(image, region):
                                      'has': region.region_type})
     if not (image.get('os_hash_algo') and image.get('os_hash_value')):
         raise refuse(_('Glance holds no checksum (os_hash_value) for it'))
+    limit = CONF.fpga.max_bitstream_size * MIB
+    if (image.get('size') or 0) > limit:
+        raise refuse(_('it is %(size)d bytes, more than [fpga] '
+                       'max_bitstream_size (%(limit)d MiB)') % {
+            'size': image['size'], 'limit': CONF.fpga.max_bitstream_size})
     if missing:
         LOG.warning('Bitstream image %(image)s lacks the bitstream metadata '
                     '%(missing)s, so nothing shows it fits %(name)s; it is '
@@ -180,35 +250,79 @@ def check(image, region):
                             'name': region.deployable_name})
 
 
+def download_dir():
+    """``[glance] download_dir``, made the agent's own (mode 0700).
+
+    Created when missing; one of the agent's that others may enter is
+    narrowed to 0700, since a bitstream may be a vendor's secret and the
+    file is loaded into hardware after it is written.
+
+    :raises ProgrammingFailed: it cannot be made, or another user owns it.
+    """
+    path = CONF.glance.download_dir
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.stat(path)
+        if info.st_uid != os.geteuid():
+            raise exception.ProgrammingFailed(
+                deployable=path, reason=_(
+                    '[glance] download_dir belongs to user %d, not to the '
+                    'agent') % info.st_uid)
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            LOG.warning('Bitstream download directory %(path)s was mode '
+                        '%(mode)o; made 0700', {
+                            'path': path,
+                            'mode': stat.S_IMODE(info.st_mode)})
+            os.chmod(path, 0o700)
+    except OSError as e:
+        raise exception.ProgrammingFailed(
+            deployable=path, reason=_(
+                '[glance] download_dir cannot be made the agent\'s own: %s')
+            % e)
+    return path
+
+
 @contextlib.contextmanager
 def download(glance, image, region):
     """Stream a checked image into a private file; remove it afterwards.
 
-    The file is created with mode 0600 in ``[glance] download_dir``.
+    The file is created with mode 0600 in :func:`download_dir`; at most
+    ``[fpga] max_bitstream_size`` is read, whatever Glance said the size
+    was.
 
-    :raises BitstreamRejected: the data does not match ``os_hash_value``.
+    :raises BitstreamRejected: the data does not match ``os_hash_value``,
+        or is too large.
     """
+    def refuse(reason):
+        return exception.BitstreamRejected(
+            image=image['id'], deployable=region.deployable_name,
+            reason=reason)
+
     try:
         hasher = hashlib.new(image['os_hash_algo'])
     except ValueError:
-        raise exception.BitstreamRejected(
-            image=image['id'], deployable=region.deployable_name,
-            reason=_('its hash algorithm %s is unknown here')
-            % image['os_hash_algo'])
+        raise refuse(_('its hash algorithm %s is unknown here')
+                     % image['os_hash_algo'])
+    limit = CONF.fpga.max_bitstream_size * MIB
     fd, path = tempfile.mkstemp(prefix='cyborg-bitstream-',
-                                dir=CONF.glance.download_dir)
+                                dir=download_dir())
     try:
         with os.fdopen(fd, 'wb') as f, _glance_errors():
             # Verified here against the image we already hold, rather
             # than by the client with another request for the metadata.
+            received = 0
             for chunk in glance.images.data(image['id'], do_checksum=False):
+                received += len(chunk)
+                if received > limit:
+                    raise refuse(_('its data passed [fpga] '
+                                   'max_bitstream_size (%d MiB); the '
+                                   'download was stopped')
+                                 % CONF.fpga.max_bitstream_size)
                 hasher.update(chunk)
                 f.write(chunk)
         if hasher.hexdigest() != image['os_hash_value']:
-            raise exception.BitstreamRejected(
-                image=image['id'], deployable=region.deployable_name,
-                reason=_('the downloaded data does not match its checksum '
-                         '(%s)') % image['os_hash_algo'])
+            raise refuse(_('the downloaded data does not match its checksum '
+                           '(%s)') % image['os_hash_algo'])
         yield path
     finally:
         os.unlink(path)

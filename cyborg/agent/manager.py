@@ -41,7 +41,7 @@ def _check_uuid(mdev_uuid):
 class AgentManager:
     """The agent's RPC endpoint."""
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -50,20 +50,27 @@ class AgentManager:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def program(self, context, deployable_name, bitstream_id=None,
-                function_id=None, function_name=None):
+                function_id=None, function_name=None, allow_shell=False):
         # One programming at a time per region; others proceed.
         with lockutils.lock('program-%s' % deployable_name):
             driver, region = self._fpga_region(deployable_name)
+            # As the service, whoever asked: see cyborg.clients.glance.
             client = glance.get_client(CONF, context)
-            image = bitstream.find(client, region, bitstream_id=bitstream_id,
+            owners = bitstream.trusted_owners()
+            image = bitstream.find(client, region, owners,
+                                   bitstream_id=bitstream_id,
                                    function_id=function_id,
                                    function_name=function_name)
-            bitstream.check(image, region)
+            bitstream.check(image, region, owners)
+            # The topology names only the card's own functions: refused
+            # before anything is downloaded or loaded.
+            driver.check_image(region, image, self.tracker.scan())
             LOG.info('Programming %(name)s with bitstream %(image)s (%(bs)s)',
                      {'name': deployable_name, 'image': image['id'],
                       'bs': image.get('bs-name') or image.get('name')})
             with bitstream.download(client, image, region) as path:
-                driver.program(region, path, image)
+                driver.program(region, path, image,
+                               allow_shell=bool(allow_shell))
         # The caller may rely on the new functions being known; the region
         # is programmed all the same when the report cannot go now (the
         # host is busy in another conductor), and the next pass sends it.

@@ -17,6 +17,8 @@ rolling upgrade caps the version sent with ``[upgrade_levels] agent``.
 History:
 
 * 1.0 - Initial version: program, create_mdev, remove_mdev.
+* 1.1 - program takes allow_shell: whether an operator's shell update may
+  flash a shell image. An agent of 1.0 is never asked to flash one.
 """
 
 import oslo_messaging as messaging
@@ -35,7 +37,7 @@ TOPIC = 'cyborg-agent'
 class AgentAPI:
     """What the conductor asks the agent of one host to do."""
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -58,7 +60,8 @@ class AgentAPI:
                                 'error': e}) from e
 
     def program(self, context, host, deployable_name, bitstream_id=None,
-                function_id=None, function_name=None, timeout=None):
+                function_id=None, function_name=None, timeout=None,
+                allow_shell=False):
         """Program an FPGA region of ``host`` with a Glance bitstream.
 
         The bitstream is named by ``bitstream_id`` (a Glance image), or
@@ -70,15 +73,34 @@ class AgentAPI:
         (killed, host down) or never takes the call fails it within
         ``[DEFAULT] rpc_response_timeout``, not at the end of ``timeout``.
 
+        ``allow_shell`` lets the agent flash a shell image (one with the
+        ``shell_image`` property) into the card's persistent shell: only
+        an operator's shell update of a card with no allocated function
+        asks it, never a bind. Without it the agent loads user regions
+        only.
+
         :returns: the Glance id of the bitstream that was loaded.
         :raises ServiceUnavailable: no answer or heartbeat came in time.
+        :raises BitstreamRejected: a shell update, while ``[upgrade_levels]
+            agent`` caps the version below 1.1 (an agent of 1.0 cannot
+            be told).
         """
-        return self._call(context, host, '1.0', 'program', timeout=timeout,
+        kwargs = dict(deployable_name=deployable_name,
+                      bitstream_id=bitstream_id, function_id=function_id,
+                      function_name=function_name)
+        version = '1.0'
+        if self.client.can_send_version('1.1'):
+            version = '1.1'
+            kwargs['allow_shell'] = bool(allow_shell)
+        elif allow_shell:
+            raise exception.BitstreamRejected(
+                image=bitstream_id, deployable=deployable_name,
+                reason=_('a shell update needs agents of RPC version 1.1; '
+                         '[upgrade_levels] agent caps it at %s')
+                % CONF.upgrade_levels.agent)
+        return self._call(context, host, version, 'program', timeout=timeout,
                           call_monitor_timeout=CONF.rpc_response_timeout,
-                          deployable_name=deployable_name,
-                          bitstream_id=bitstream_id,
-                          function_id=function_id,
-                          function_name=function_name)
+                          **kwargs)
 
     def create_mdev(self, context, host, mdev_uuid, mdev_type,
                     parent_address):

@@ -21,6 +21,7 @@ import threading
 
 from oslo_log import log
 
+from cyborg.agent import bitstream
 from cyborg.agent import hotplug
 from cyborg.agent import manager
 from cyborg.agent import resource_tracker
@@ -30,6 +31,7 @@ from cyborg.common import service
 from cyborg.conductor import rpcapi as conductor_rpcapi
 import cyborg.conf
 from cyborg import context as cyborg_context
+from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.objects import base as objects_base
 
@@ -146,11 +148,27 @@ class AgentService(service.RPCService):
         self.tracker = resource_tracker.ResourceTracker(
             self.host, self.drivers, conductor_rpcapi.ConductorAPI())
         self.manager = manager.AgentManager(self.tracker)
+        self._prepare_downloads()
         super().start()
         self.tracker.start()
         if CONF.agent.enable_hotplug_monitor:
             self._monitor = hotplug.HotplugMonitor(self.tracker.trigger)
             self._monitor.start()
+
+    def _prepare_downloads(self):
+        """Make the bitstream download directory the agent's own now.
+
+        A host whose drivers program nothing needs none. A directory that
+        cannot be made is logged, and each programming then fails saying
+        why, rather than the agent not serving its other devices.
+        """
+        programs = drivers_base.Driver.fpga_regions
+        if all(type(d).fpga_regions is programs for d in self.drivers):
+            return
+        try:
+            bitstream.download_dir()
+        except exception.ProgrammingFailed as e:
+            LOG.error('%s', e)
 
     def reset(self):
         """``SIGHUP``: discover the devices again at once.

@@ -66,6 +66,7 @@ from cyborg.api import healthcheck
 from cyborg.api import hooks
 from cyborg.api import metric
 from cyborg.api import microversion
+from cyborg.common import rpc
 from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg.i18n import _
@@ -218,3 +219,20 @@ def setup_app(conf=CONF):
     app = cors.CORS(app, conf)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return request_id.RequestId(_access_log(app))
+
+
+def app_factory(global_config, **local_conf):
+    """openstack-cyborg's paste entry point, for its ``api-paste.ini``.
+
+    The application, with the middleware built in code: the filters of a
+    paste pipeline written for openstack-cyborg (``cors``,
+    ``http_proxy_to_wsgi``, ``request_id``, ``authtoken``) run around it
+    and change nothing it does (see :mod:`cyborg.api.middleware`). The
+    process must be prepared first, as ``cyborg.api.wsgi_app`` does.
+    """
+    if rpc.TRANSPORT is None:
+        raise RuntimeError(_(
+            'cyborg.api.app:app_factory needs a prepared process: load the '
+            'API with cyborg.api.wsgi_app.init_application() or '
+            'cyborg.wsgi.api:application'))
+    return setup_app(CONF)

@@ -106,6 +106,10 @@ class KeystoneAuth:
 
     def __init__(self, app, conf):
         self.app = app
+        # A service token without one of service_token_roles is refused
+        # (401), as openstack-cyborg set it; a file may still turn it off.
+        conf.set_default('service_token_roles_required', True,
+                         group='keystone_authtoken')
         self.auth = auth_token.AuthProtocol(
             _user_system_scope(app), {'oslo_config_config': conf})
 

@@ -12,7 +12,9 @@
 """A python-glanceclient (image API v2) configured by ``[glance]``.
 
 Authentication, TLS and the endpoint come from keystoneauth's options in
-that group, so no cloud name or credential appears in code.
+that group, so no cloud name or credential appears in code. Glance is
+always asked as the service (those credentials), whoever made the request
+that needs a bitstream: see :func:`get_client`.
 """
 
 from glanceclient import client as glance_client
@@ -24,11 +26,13 @@ GROUP = glance_conf.glance_group.name
 
 
 def get_client(conf, context=None):
-    """A Glance v2 client acting for ``context``'s user.
+    """A Glance v2 client acting as the service itself.
 
-    With the user's token when the context has one (and the service token
-    of ``[service_user]`` beside it, if enabled), else with the service's
-    own credentials (:func:`cyborg.clients.keystone.user_auth`).
+    Always with the credentials of ``[glance]``, never a user's token:
+    which images an FPGA may be programmed with must not depend on who
+    asked for it (a user sees, and may upload, images the operator never
+    vetted), nor on whether a bind runs for its request or resumes after
+    a restart. ``context`` only lends its request id to Glance's logs.
     """
     adapter = keystone.get_adapter(conf, GROUP)
     # The adapter finds the endpoint (endpoint_override, or the catalog
@@ -37,6 +41,17 @@ def get_client(conf, context=None):
     endpoint = adapter.get_endpoint()
     return glance_client.Client(
         '2', session=adapter.session, endpoint_override=endpoint,
-        auth=keystone.user_auth(conf, context, endpoint),
-        connect_retries=adapter.connect_retries,
+        auth=adapter.auth, connect_retries=adapter.connect_retries,
         global_request_id=getattr(context, 'global_id', None))
+
+
+def project_id(conf):
+    """The project of ``[glance]``'s credentials, or None without any.
+
+    Images this project owns are the ones the operator trusts unless
+    ``[fpga] trusted_image_owners`` says otherwise.
+    """
+    adapter = keystone.get_adapter(conf, GROUP)
+    if adapter.auth is None:
+        return None
+    return adapter.get_project_id()

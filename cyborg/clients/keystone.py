@@ -21,20 +21,14 @@ its token, so a conductor does not ask Keystone for a token on every
 report or bind. A changed option (a reloaded configuration) gives a new
 adapter.
 
-A call made on a user's behalf (a Glance download for the bitstream a
-user's request asked for) carries that user's token instead, and, with
-``[service_user] send_service_user_token``, Cyborg's own service token
-beside it, as Nova sends them: the receiving service then accepts the call
-even after the user's token expired during a long operation.
+Every call is made as the service, with the credentials of its group;
+none carries a user's token, so what a call may see or do never depends
+on which user's request led to it.
 """
 
 import threading
 
 from keystoneauth1 import loading as ks_loading
-from keystoneauth1 import service_token
-from keystoneauth1 import token_endpoint
-
-SERVICE_USER_GROUP = 'service_user'
 
 _adapters = {}
 _lock = threading.Lock()
@@ -73,27 +67,3 @@ def get_adapter(conf, group, **kwargs):
         return ks_loading.load_adapter_from_conf_options(
             conf, group, session=session, auth=auth, **kwargs)
     return _kept(conf, group, kwargs, make)
-
-
-def _service_user_auth(conf):
-    """The auth plugin of ``[service_user]``, kept while its options are."""
-    return _kept(conf, SERVICE_USER_GROUP, {},
-                 lambda: ks_loading.load_auth_from_conf_options(
-                     conf, SERVICE_USER_GROUP))
-
-
-def user_auth(conf, context, endpoint):
-    """The auth of a call to ``endpoint`` made for ``context``'s user.
-
-    :returns: the user's token, wrapped with the service token of
-        ``[service_user]`` when ``send_service_user_token`` is set; None
-        when the context carries no token (the service's own work, or
-        noauth), for the service's own credentials.
-    """
-    if context is None or not context.auth_token:
-        return None
-    auth = token_endpoint.Token(endpoint, context.auth_token)
-    if conf.service_user.send_service_user_token:
-        auth = service_token.ServiceTokenAuthWrapper(
-            user_auth=auth, service_auth=_service_user_auth(conf))
-    return auth

@@ -79,6 +79,7 @@ def main(argv=None):
         return 2
     try:
         drivers = drivers_base.load(CONF.agent.enabled_drivers)
+        api_cmd.tls_adapter(CONF)  # [api] enable_ssl_api's files
     except exception.CyborgException as e:
         LOG.error('cyborg-all-in-one cannot start: %s', e)
         return 1

@@ -23,11 +23,17 @@ which share those pages with it for as long as no process writes to them
 With ``[DEFAULT] transport_url = fake://`` no other process can reach
 this one, so it runs all in one for development: a single worker that
 also serves the conductor.
+
+With ``[api] enable_ssl_api`` it serves HTTPS with ``[ssl] cert_file``
+and ``key_file``, as openstack-cyborg did.
 """
 
 import gc
+import os
 import socket
+import ssl
 
+from cheroot.ssl import builtin as cheroot_ssl
 from cheroot import wsgi
 import cotyledon
 from oslo_concurrency import processutils
@@ -40,6 +46,8 @@ from cyborg.common import rpc
 from cyborg.common import service
 from cyborg.conductor import service as conductor_service
 import cyborg.conf
+from cyborg import exception
+from cyborg.i18n import _
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -55,14 +63,50 @@ THREADS = 16
 BACKLOG = socket.SOMAXCONN
 
 
+def tls_adapter(conf):
+    """cheroot's TLS for ``[api] enable_ssl_api``, or None without it.
+
+    As oslo.service's ``sslutils`` did for openstack-cyborg: the
+    certificate and key of ``[ssl]``, and with ``[ssl] ca_file`` a client
+    certificate signed by its CAs required of every client.
+
+    :raises ServerTLSInvalid: a file is not set or cannot be loaded.
+    """
+    if not conf.api.enable_ssl_api:
+        return None
+    tls = conf.ssl
+    for name in ('cert_file', 'key_file'):
+        if not tls[name]:
+            raise exception.ServerTLSInvalid(reason=_(
+                '[api] enable_ssl_api is set but [ssl] %s is not.') % name)
+    for name in ('cert_file', 'key_file', 'ca_file'):
+        if tls[name] and not os.access(tls[name], os.R_OK):
+            raise exception.ServerTLSInvalid(reason=_(
+                '[ssl] %(name)s %(path)s cannot be read.') % {
+                    'name': name, 'path': tls[name]})
+    try:
+        adapter = cheroot_ssl.BuiltinSSLAdapter(
+            tls.cert_file, tls.key_file, tls.ca_file, tls.ciphers)
+    except (OSError, ssl.SSLError) as e:
+        raise exception.ServerTLSInvalid(reason=_(
+            'the [ssl] files or ciphers cannot be loaded: %s') % e)
+    if tls.ca_file:
+        adapter.context.verify_mode = ssl.CERT_REQUIRED
+    return adapter
+
+
 def make_server(conf, application, shared=False):
     """A cheroot server for ``application`` on ``[api] host_ip:port``.
 
+    It serves HTTPS with ``[api] enable_ssl_api`` (:func:`tls_adapter`).
+
     :param shared: other processes serve the same port (SO_REUSEPORT).
     """
-    return wsgi.Server((conf.api.host_ip, conf.api.port), application,
-                       numthreads=THREADS, server_name='cyborg-api',
-                       request_queue_size=BACKLOG, reuse_port=shared)
+    server = wsgi.Server((conf.api.host_ip, conf.api.port), application,
+                         numthreads=THREADS, server_name='cyborg-api',
+                         request_queue_size=BACKLOG, reuse_port=shared)
+    server.ssl_adapter = tls_adapter(conf)
+    return server
 
 
 class APIWorker(cotyledon.Service):
@@ -93,9 +137,12 @@ class APIWorker(cotyledon.Service):
         # collector's sight, a full collection, which stops every thread
         # of the worker, takes a few milliseconds instead of 60 to 200.
         gc.freeze()
-        LOG.info('cyborg-api worker %(id)d serving on %(host)s:%(port)s',
+        LOG.info('cyborg-api worker %(id)d serving %(scheme)s on '
+                 '%(host)s:%(port)s',
                  {'id': self.worker_id, 'host': self.conf.api.host_ip,
-                  'port': self.conf.api.port})
+                  'port': self.conf.api.port,
+                  'scheme': 'https' if self.conf.api.enable_ssl_api
+                  else 'http'})
         self.server.start()
 
     def terminate(self):
@@ -121,6 +168,12 @@ def main(argv=None):
     if refusal:
         LOG.error('cyborg-api will not start: %s', refusal)
         return REFUSED
+    try:
+        # Checked before the workers start, which would each fail.
+        tls_adapter(CONF)
+    except exception.ServerTLSInvalid as e:
+        LOG.error('cyborg-api cannot start: %s', e)
+        return 1
     workers = CONF.api.api_workers or processutils.get_worker_count()
     if on_fake_transport(CONF):
         workers = 1

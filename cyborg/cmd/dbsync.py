@@ -16,7 +16,13 @@ says what it carried over. Usage::
 
     cyborg-dbsync [--config-file cyborg.conf] upgrade [--revision REV]
     cyborg-dbsync version
-    cyborg-dbsync stamp REVISION
+    cyborg-dbsync stamp REVISION          (or: stamp --revision REVISION)
+    cyborg-dbsync create_schema
+    cyborg-dbsync online_data_migrations
+
+``create_schema``, ``stamp --revision`` and ``online_data_migrations``
+are openstack-cyborg 17.0.0's commands, kept so that the tools and
+upgrade guides written for it keep working.
 """
 
 import sys
@@ -28,6 +34,7 @@ import cyborg.conf
 from cyborg.db import cyborg17
 from cyborg.db import migration
 from cyborg import exception
+from cyborg.i18n import _
 from cyborg import startup
 
 CONF = cyborg.conf.CONF
@@ -47,8 +54,45 @@ def _version():
 
 
 def _stamp():
-    migration.stamp(CONF.command.revision)
+    revision = CONF.command.revision or CONF.command.revision_option
+    if not revision or (CONF.command.revision and
+                        CONF.command.revision_option):
+        raise exception.DatabaseSchemaRefused(reason=_(
+            'stamp takes one revision: stamp REVISION or stamp --revision '
+            'REVISION.'))
+    migration.stamp(revision)
     print('Database stamped at revision %s' % migration.version())
+
+
+def _create_schema():
+    """17.0.0's command for a new database: ``upgrade`` on an empty one."""
+    current = migration.version()
+    if current is not None:
+        raise exception.DatabaseSchemaRefused(reason=_(
+            'The database is already at revision %s: use cyborg-dbsync '
+            'upgrade.') % current)
+    migration.upgrade('head')
+    print('Database schema created at revision %s' % migration.version())
+
+
+def _online_data_migrations():
+    """17.0.0's backfills, which ``upgrade`` does as it converts.
+
+    openstack-cyborg filled the project of old accelerator requests and
+    the state of old devices in place, while it served; here ``upgrade``
+    writes every row of its database whole as it converts it, so a
+    database at the head revision has nothing left to migrate.
+    """
+    current = migration.version()
+    if current != migration.head():
+        raise exception.DatabaseSchemaRefused(reason=_(
+            'The database is at revision %(current)s, not %(head)s: run '
+            'cyborg-dbsync upgrade first.') % {
+                'current': current or 'None (empty database)',
+                'head': migration.head()})
+    print('Nothing to migrate: the database is at revision %s, and '
+          'cyborg-dbsync upgrade migrates the data with the schema.'
+          % current)
 
 
 def _add_parsers(subparsers):
@@ -63,8 +107,20 @@ def _add_parsers(subparsers):
 
     parser = subparsers.add_parser(
         'stamp', help='Record REVISION without running migrations.')
-    parser.add_argument('revision')
+    parser.add_argument('revision', nargs='?')
+    # openstack-cyborg 17.0.0's spelling.
+    parser.add_argument('--revision', dest='revision_option')
     parser.set_defaults(func=_stamp)
+
+    parser = subparsers.add_parser(
+        'create_schema',
+        help='Create the schema in an empty database (as upgrade does).')
+    parser.set_defaults(func=_create_schema)
+
+    parser = subparsers.add_parser(
+        'online_data_migrations',
+        help='Check that no data is left to migrate (upgrade migrates it).')
+    parser.set_defaults(func=_online_data_migrations)
 
 
 _COMMAND = cfg.SubCommandOpt('command', title='Commands',
@@ -79,7 +135,8 @@ def main(argv=None):
     try:
         CONF.command.func()
     except (alembic_util.CommandError,
-            exception.DatabaseNotConvertible) as e:
+            exception.DatabaseNotConvertible,
+            exception.DatabaseSchemaRefused) as e:
         print('cyborg-dbsync: %s' % e, file=sys.stderr)
         return 1
     return 0

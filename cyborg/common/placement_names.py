@@ -97,6 +97,24 @@ def function_trait(function_id):
     return custom_name('FPGA_FUNCTION_ID', function_id)
 
 
+#: The prefixes of the traits that say what an FPGA region holds: its
+#: function (``CUSTOM_FPGA_FUNCTION_ID_<id>``, and 17.0.0's
+#: ``CUSTOM_FPGA_FUNCTION_ID_INTEL_<id>``) and the type the loaded image
+#: gave it (``CUSTOM_FPGA_REGION_<id>``, ``CUSTOM_FPGA_REGION_INTEL_<id>``).
+_LOADED_PREFIXES = (custom_name('FPGA_FUNCTION_ID') + '_',
+                    custom_name('FPGA_REGION') + '_')
+
+
+def names_loaded(trait):
+    """Whether ``trait`` says what an FPGA region holds.
+
+    Programming a region makes such traits untrue until its host reports
+    it again: they are withheld meanwhile
+    (:mod:`cyborg.conductor.programming`).
+    """
+    return trait.startswith(_LOADED_PREFIXES)
+
+
 def provider_name(hostname, deployable_name):
     """The resource provider name of a deployable of ``hostname``.
 

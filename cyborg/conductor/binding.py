@@ -32,7 +32,10 @@ same handle.
 
 Every step can be repeated: a conductor that restarts resumes the binds it
 left in BindStarted (:func:`resume_binds`), and a bind older than
-``[DEFAULT] bind_timeout`` is failed (:func:`expire_binds`).
+``[DEFAULT] bind_timeout`` is failed (:func:`expire_binds`). A deployable
+whose FPGA region is being programmed is bound by none (see
+:mod:`cyborg.conductor.programming`): the check refuses it, and so does
+the claim, should the programming start after the check.
 """
 
 import collections
@@ -149,10 +152,21 @@ def check(context, arq, hostname, rp_uuid):
 
     :returns: (deployable, device, its traits).
     :raises BindRefused: no deployable has the resource provider, it is
-        on another host or no longer reported, or its resource class or
-        traits do not fit the ARQ's profile group.
+        on another host or no longer reported, it (or its FPGA region) is
+        being programmed, or its resource class or traits do not fit the
+        ARQ's profile group.
     """
     deployable, device = _deployable(context, arq, hostname, rp_uuid)
+    since = deployable_obj.Deployable.being_programmed(
+        context, [deployable.id]).get(deployable.id)
+    # A resumed bind holding a handle of it programmed it itself.
+    if since is not None and not (arq.attach_handle_id is not None and
+                                  arq.deployable_id == deployable.id):
+        # What it will hold is not what its traits said; the claim refuses
+        # it too, should the programming start after this check.
+        raise _refused(arq, rp_uuid, _(
+            'its FPGA region is being programmed since %s') %
+            since.isoformat())
     resource_class, traits = common_attributes.decode(
         (a.key, a.value) for a in attribute_obj.Attribute.list(
             context, filters={'deployable_id': deployable.id}))
@@ -331,6 +345,8 @@ def expire_binds(context):
 
     :returns: the ARQs that were failed.
     """
+    # Programmings a dead conductor left: their binds fail here too.
+    programming.expire(context)
     arqs = arq_obj.AcceleratorRequest.list_bind_started(
         context, updated_before=_cutoff())
     if not arqs:

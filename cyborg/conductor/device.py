@@ -25,6 +25,7 @@ from cyborg.conductor import health
 from cyborg.conductor import inventory
 from cyborg.conductor import programming
 import cyborg.conf
+from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 
@@ -68,20 +69,44 @@ def release(context, device_uuid, owner):
     return device
 
 
+def allocated(context, device):
+    """How many attach handles of the device's deployables are in use."""
+    return sum(
+        len(handle_obj.AttachHandle.list(
+            context, filters={'deployable_id': dep.id, 'in_use': True}))
+        for dep in deployable_obj.Deployable.list(
+            context, filters={'device_id': device.id}))
+
+
 def program(context, deployable_uuid, image_uuid, agent=None):
     """Load a Glance bitstream into an FPGA deployable through its agent.
 
-    Refused while any accelerator of the deployable is in use: loading a
-    new bitstream would pull it from under its instance.
+    Refused while any accelerator of the deployable, or of a deployable
+    below it, is in use (loading a new bitstream would pull it from under
+    its instance), and while it is being programmed already.
+
+    This operator action is the only one that may update a card's shell
+    (persistent firmware), and only with an image that declares itself a
+    shell image (``shell_image=true``) while no function of the whole
+    card is allocated: the agent is told whether it may
+    (``allow_shell``). A bind never flashes a shell.
 
     :returns: the deployable, with the loaded ``bitstream_id``.
     :raises NotProgrammable: it is not an FPGA region.
     :raises ObjectInUse: an accelerator of it is in use.
+    :raises DeployableProgramming: it is being programmed.
     """
     deployable = deployable_obj.Deployable.get_by_uuid(context,
                                                        deployable_uuid)
     device = device_obj.Device.get_by_id(context, deployable.device_id)
+    in_use = allocated(context, device)
+    if in_use:
+        LOG.info('Device %(uuid)s has %(count)d allocated function(s): '
+                 'programming %(name)s may not update its shell',
+                 {'uuid': device.uuid, 'count': in_use,
+                  'name': deployable.name})
     return programming.program(context, deployable, device,
                                agent or agent_rpcapi.AgentAPI(),
                                timeout=CONF.bind_timeout,
-                               bitstream_id=image_uuid)
+                               bitstream_id=image_uuid,
+                               allow_shell=not in_use)

@@ -96,8 +96,22 @@ def _inventory(total, reserved):
             'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
 
 
+def _withheld(attr, programming):
+    """Whether a trait says what a region being programmed held.
+
+    The database lost such traits as the programming started; a report
+    the host sent meanwhile may have brought them back, untrue still.
+    """
+    return (attr.deployable_id in programming and
+            common_attributes.is_trait_key(attr.key) and
+            placement_names.names_loaded(attr.value))
+
+
 def _host_deployables(context, hostname):
-    """[(deployable, device, [(attribute key, value)])] of a host."""
+    """[(deployable, device, [(attribute key, value)])] of a host.
+
+    Deployables being programmed lack the traits of what they held.
+    """
     devices = {d.id: d for d in device_obj.Device.list(
         context, filters={'hostname': hostname})}
     if not devices:
@@ -106,10 +120,14 @@ def _host_deployables(context, hostname):
         context, filters={'device_id': list(devices)})
     attributes = collections.defaultdict(list)
     if deployables:
+        ids = [d.id for d in deployables]
+        programming = deployable_obj.Deployable.being_programmed(context,
+                                                                 ids)
         for attr in attribute_obj.Attribute.list(
-                context,
-                filters={'deployable_id': [d.id for d in deployables]}):
-            attributes[attr.deployable_id].append((attr.key, attr.value))
+                context, filters={'deployable_id': ids}):
+            if not _withheld(attr, programming):
+                attributes[attr.deployable_id].append((attr.key,
+                                                       attr.value))
     return [(dep, devices[dep.device_id], attributes[dep.id])
             for dep in deployables]
 

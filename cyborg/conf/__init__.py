@@ -30,6 +30,8 @@ from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
+from cyborg.conf import sys_admin
+from cyborg.conf import tls
 from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
@@ -50,4 +52,6 @@ nova.register_opts(CONF)
 pci.register_opts(CONF)
 placement.register_opts(CONF)
 service_user.register_opts(CONF)
+sys_admin.register_opts(CONF)
+tls.register_opts(CONF)
 upgrade_levels.register_opts(CONF)

@@ -43,8 +43,14 @@ Related options:
         'report_interval',
         default=60,
         min=1,
+        deprecated_opts=[cfg.DeprecatedOpt('periodic_interval',
+                                           group='DEFAULT')],
         help="""
 Seconds between two device reports of this agent to the conductor.
+
+openstack-cyborg paced the agent with ``[DEFAULT] periodic_interval``: on
+a host whose file sets that and not this option, the agent takes that
+value (and warns, naming this option).
 
 On each pass the agent runs every enabled driver's discovery and sends the
 result to the conductor when it differs from the last report (or when a

@@ -21,20 +21,18 @@ api_group = cfg.OptGroup(
     title='API options',
     help='Options for the cyborg-api REST service.')
 
-# A server listens on every interface unless told otherwise.
-ALL_INTERFACES = '0.0.0.0'  # nosec B104
-
 api_opts = [
     cfg.HostAddressOpt(
         'host_ip',
-        default=ALL_INTERFACES,
+        default='127.0.0.1',
         help="""
-Address the development API server listens on.
+Address the API server of the ``cyborg-api`` command listens on.
 
 Used only when cyborg-api runs as its own console script; under a WSGI
 server (uWSGI, mod_wsgi, gunicorn) the server's own settings decide. The
-default listens on every IPv4 address; use ``::`` for every IPv6 address or
-a single address to keep the API off other networks.
+default, openstack-cyborg's, listens on the loopback address only: set the
+address of the network Nova and clients reach the API on, ``0.0.0.0`` for
+every IPv4 address or ``::`` for every IPv6 address.
 
 Related options:
 
@@ -232,10 +230,26 @@ Related options:
     ignored.option(
         cfg.StrOpt, 'api_paste_config',
         'the middleware pipeline is built in code; see the API guide.'),
-    ignored.option(
-        cfg.BoolOpt, 'enable_ssl_api',
-        'cyborg-api serves plain HTTP; terminate TLS in the WSGI server or a '
-        'proxy in front of it.'),
+    cfg.BoolOpt(
+        'enable_ssl_api',
+        default=False,
+        help="""
+Serve HTTPS instead of HTTP from the ``cyborg-api`` command.
+
+The certificate and key come from ``[ssl] cert_file`` and ``key_file``
+(and ``[ssl] ca_file`` asks clients for certificates); cyborg-api refuses
+to start when they are not set or cannot be read. Under a WSGI server, or
+behind a proxy that terminates TLS, leave it off: they decide, and
+``public_endpoint`` or ``[oslo_middleware] enable_proxy_headers_parsing``
+give clients the ``https`` links. The Keystone endpoint of the
+accelerator service must then name ``https``.
+
+Related options:
+
+* ``[ssl] cert_file``
+* ``[ssl] key_file``
+* ``[ssl] ca_file``
+"""),
 ]
 
 

@@ -40,12 +40,14 @@ Related options:
 """),
     cfg.StrOpt(
         'fpgaconf_path',
-        default='fpgaconf',
+        default='/usr/bin/fpgaconf',
         help="""
-Command the Intel FPGA driver runs to program a device.
+Absolute path of the tool the Intel FPGA driver runs to program a device.
 
-The OPAE ``fpgaconf`` tool; a bare name is looked up in ``PATH``. Give an
-absolute path when OPAE is installed outside ``PATH`` of the agent.
+The OPAE ``fpgaconf`` tool, where OPAE's packages install it by default.
+The ``[privsep_vendor_tool]`` daemon runs it as root by this path, never
+through ``PATH``: a relative path (such as a bare ``fpgaconf``) is
+refused and programming fails until it is made absolute.
 
 Related options:
 
@@ -53,17 +55,59 @@ Related options:
 """),
     cfg.StrOpt(
         'xbmgmt_path',
-        default='xbmgmt',
+        default='/opt/xilinx/xrt/bin/xbmgmt',
         help="""
-Command the Xilinx FPGA driver runs to program a device.
+Absolute path of the tool the Xilinx FPGA driver runs to program a device.
 
-The Xilinx Runtime (XRT) ``xbmgmt`` tool; a bare name is looked up in
-``PATH``. Give an absolute path when XRT is installed outside ``PATH`` of
-the agent, usually ``/opt/xilinx/xrt/bin/xbmgmt``.
+The Xilinx Runtime (XRT) ``xbmgmt`` tool, where XRT installs it. The
+``[privsep_vendor_tool]`` daemon runs it as root by this path, never
+through ``PATH``: a relative path (such as a bare ``xbmgmt``) is refused
+and programming fails until it is made absolute. A bind loads the user
+partition (``--user``) only; the shell is flashed only by an operator's
+shell update (see the administrator guide, "FPGA bitstreams").
 
 Related options:
 
 * ``program_timeout``
+"""),
+    cfg.ListOpt(
+        'trusted_image_owners',
+        default=[],
+        help="""
+Projects whose Glance images may be programmed into FPGAs.
+
+A bitstream image is loaded only if its ``owner`` (the id of the project
+that uploaded it, as Glance shows it) is one of these project ids. Any
+Glance user may upload an image tagged ``FPGA`` that claims a function;
+without this rule, a project member's image would be found and loaded into
+shared hardware in place of the operator's. Untrusted images are left out
+of every search, whether by ``function_uuid``, ``function_name`` or the
+``accel:function_id`` of the service Cyborg replaces, and an untrusted
+image named by id is refused.
+
+When empty, the project of the ``[glance]`` credentials (Cyborg's service
+project) is the one trusted owner; with no credentials there (Glance
+without Keystone) no image is trusted until this option names owners.
+
+Related options:
+
+* ``[glance] auth_type`` and the credentials of that group
+"""),
+    cfg.IntOpt(
+        'max_bitstream_size',
+        default=1024,
+        min=1,
+        help="""
+Largest bitstream, in MiB, the agent downloads from Glance.
+
+An image whose ``size`` Glance records as larger is refused before the
+download; a download that passes this many bytes all the same is stopped
+and its file removed, so an image cannot fill the agent's disk. Raise it
+only for devices whose bitstreams really are larger.
+
+Related options:
+
+* ``[glance] download_dir``
 """),
 ]
 

@@ -42,19 +42,29 @@ glance_group = cfg.OptGroup(
 glance_opts = [
     cfg.StrOpt(
         'download_dir',
-        sample_default='<system temporary directory>',
+        default='$state_path/bitstreams',
         help="""
-Directory where the agent stores bitstreams downloaded from Glance.
+Directory of the agent's own where it stores bitstreams downloaded from
+Glance.
 
 Each image is streamed into a file here, programmed into the device and
-then removed. When unset, the system temporary directory is used (usually
-``/tmp``, or ``$TMPDIR``). Set it when that directory is small or is a
-memory file system, since bitstreams can be hundreds of megabytes; the
-directory must be writable by the agent.
+then removed. The agent creates the directory with mode 0700 when it
+starts or first needs it, and narrows a directory of its own that others
+may read to 0700; it refuses to download into a directory another user
+owns. Bitstreams can be hundreds of megabytes (up to ``[fpga]
+max_bitstream_size``), so keep it off a small or memory file system.
+Before this release the default was the system temporary directory.
+
+The ``[privsep_vendor_tool]`` daemon loads only files of this directory,
+as its own configuration gives it: the daemon must read the same
+``state_path`` and ``download_dir`` as the agent.
 
 Related options:
 
+* ``[DEFAULT] state_path``
+* ``[fpga] max_bitstream_size``
 * ``[fpga] program_timeout``
+* ``[fpga] fpgaconf_path``, ``[fpga] xbmgmt_path``
 """),
 ]
 

@@ -32,6 +32,8 @@ from cyborg.conf import nova
 from cyborg.conf import pci
 from cyborg.conf import placement
 from cyborg.conf import service_user
+from cyborg.conf import sys_admin
+from cyborg.conf import tls
 from cyborg.conf import upgrade_levels
 
 # The exchange the RPC topics of every Cyborg service live in.
@@ -56,6 +58,8 @@ GROUP_MODULES = (
     pci,
     placement,
     service_user,
+    sys_admin,
+    tls,
     upgrade_levels,
 )
 

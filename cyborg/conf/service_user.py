@@ -19,12 +19,12 @@ from cyborg.conf import ksa_opts
 service_user_group = cfg.OptGroup(
     'service_user',
     title='Service user options',
-    help=('Credentials of the service user Cyborg sends as a service token '
-          'alongside the user\'s token when it calls other services on a '
-          'user\'s behalf. Other services accept a request with an expired '
-          'user token when a valid service token comes with it, so long '
-          'operations do not fail halfway. The options are keystoneauth1\'s '
-          'session and auth options plus the option below.'))
+    help=('Credentials of a service user whose token would go alongside a '
+          'user\'s token. Cyborg no longer calls other services with a '
+          'user\'s token (Glance is asked with the credentials of '
+          '``[glance]``), so nothing reads this group; it is accepted so '
+          'that configuration files written for the service Cyborg '
+          'replaces still load.'))
 
 service_user_opts = [
     cfg.BoolOpt(
@@ -33,12 +33,10 @@ service_user_opts = [
         help="""
 Send a service token with requests made on a user's behalf.
 
-When enabled, calls to other services that carry a user's token (for
-example a Glance download for a user's bitstream) also carry a token of the
-user configured in this group, in the ``X-Service-Token`` header. Enable it
-when the receiving services are configured to accept service tokens
-(``[keystone_authtoken] service_token_roles`` there); the user must have
-one of those roles, usually ``service``.
+Unused: Cyborg makes no request on a user's behalf. Glance, which the
+service Cyborg replaces called with the user's token, is asked with the
+credentials of ``[glance]``, so that which bitstream images are found
+does not depend on the user.
 """),
 ]
 

@@ -16,32 +16,86 @@ or delete), so that the handle and the ARQ that holds it change together;
 :func:`free_unheld`, for ``cyborg-manage audit --heal``, has its own.
 """
 
+from oslo_log import log
 import sqlalchemy as sa
 
+from cyborg.common import pci_address
 from cyborg.db.api import main_context_manager
+from cyborg.db import inventory_functions
 from cyborg.db import models
+from cyborg.db import programming
 from cyborg import exception
+
+LOG = log.getLogger(__name__)
 
 
 def claim(context, deployable_id):
     """Mark a free handle of the deployable in use.
 
     Each candidate is taken with a conditional UPDATE, so of two
-    transactions claiming at once each gets a handle of its own.
+    transactions claiming at once each gets a handle of its own. None is
+    taken of a deployable whose region is being programmed: the claim
+    holds the lock of the deployable's tree that a programming takes to
+    start (:mod:`cyborg.db.programming`). A PCI handle whose function
+    another handle of the host has in use (two devices reported it, see
+    :mod:`cyborg.db.inventory_functions`) is never taken: no function is
+    bound to two ARQs.
 
     :returns: the handle's id and attach type (PCI, MDEV).
     :raises AttachHandleUnavailable: every handle of the deployable is used.
+    :raises DeployableProgramming: its region is being programmed.
     """
+    programming.check_free(context.session, deployable_id)
     model = models.AttachHandle
-    candidates = context.session.query(model.id, model.attach_type).filter_by(
+    candidates = context.session.query(
+        model.id, model.attach_type, model.attach_info).filter_by(
         deployable_id=deployable_id, in_use=False).order_by(model.id)
-    for handle_id, handle_type in candidates.all():
+    for handle_id, handle_type, info in candidates.all():
+        if handle_type in inventory_functions.PCI_TYPES:
+            holder = _function_holder(context, deployable_id, handle_id,
+                                      pci_address.address_of(info))
+            if holder is not None:
+                LOG.warning('Attach handle %(id)s of deployable '
+                            '%(deployable)s is not claimed: its PCI '
+                            'function %(function)s is in use through '
+                            'attach handle %(holder)s',
+                            {'id': handle_id, 'deployable': deployable_id,
+                             'function': pci_address.address_of(info),
+                             'holder': holder})
+                continue
         claimed = context.session.query(model).filter_by(
             id=handle_id, in_use=False).update(
                 {'in_use': True}, synchronize_session=False)
         if claimed:
             return handle_id, handle_type
     raise exception.AttachHandleUnavailable(deployable=deployable_id)
+
+
+def _function_holder(context, deployable_id, handle_id, function):
+    """The id of another in-use PCI handle of ``function`` on the host.
+
+    The host's PCI handles are read with ``SELECT ... FOR UPDATE``, in
+    id order, so that of two transactions claiming two handles of one
+    function the second waits for the first and then sees its claim.
+    """
+    if function is None:
+        return None
+    model = models.AttachHandle
+    device, deployable = models.Device, models.Deployable
+    host = sa.select(device.hostname).join(
+        deployable, deployable.device_id == device.id).where(
+            deployable.id == deployable_id).scalar_subquery()
+    rows = context.session.query(
+        model.id, model.in_use, model.attach_info).join(
+            deployable, model.deployable_id == deployable.id).join(
+                device, deployable.device_id == device.id).filter(
+                    device.hostname == host,
+                    model.attach_type.in_(inventory_functions.PCI_TYPES),
+                    model.id != handle_id).order_by(
+                        model.id).with_for_update().all()
+    return next((row_id for row_id, in_use, info in rows
+                 if in_use and pci_address.address_of(info) == function),
+                None)
 
 
 def attach_type(context, handle_id):

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
 from cyborg.db import host_names
+from cyborg.db import inventory_functions
 from cyborg.db import inventory_plan
 from cyborg.db import models
 from cyborg import exception
@@ -55,6 +56,8 @@ def apply(context, hostname, devices, compute_node=None):
     ``vanished_at`` until a later report finds it free; a handle reported
     for the function of a held handle that is no longer reported (under
     another deployable, or with other attach info) is in use meanwhile.
+    A PCI function that two devices report is given to one of them only
+    (see :mod:`cyborg.db.inventory_functions`).
 
     A root deployable has no ``parent_id`` nor ``root_id``; a child points
     at its parent and at the root of its tree.
@@ -79,6 +82,7 @@ def apply(context, hostname, devices, compute_node=None):
     if compute_node is not None:
         host_names.check(context.session, hostname, set(wanted), compute_node)
     rows, loaded = _load(context.session, hostname)
+    wanted = inventory_functions.one_owner(hostname, wanted, rows)
     plan = inventory_plan.plan(rows, wanted)
     _log(hostname, plan)
     try:

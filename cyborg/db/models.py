@@ -148,6 +148,9 @@ class Deployable(BASE):
     rp_uuid = sa.Column(sa.String(36), nullable=True)
     driver_name = sa.Column(sa.String(100), nullable=True)
     bitstream_id = sa.Column(sa.String(36), nullable=True)
+    # Set on an FPGA region and every deployable below it while the host's
+    # agent programs the region: see cyborg.db.programming.
+    programming_since = sa.Column(sa.DateTime, nullable=True)
 
 
 class Attribute(BASE):

@@ -236,8 +236,8 @@ class Quickstart:
             'enabled_vgpu_types = %s' % quickstart_host.VGPU_TYPE,
             '', '[pci]', 'device_spec = %s' % json.dumps(
                 quickstart_demo.pci_device_spec()),
-            '', '[fpga]',
-            'fpgaconf_path = %s' % self.path('bin', 'fpgaconf'),
+            '', '[fpga]', 'fpgaconf_path = %s' % self.path('bin', 'fpgaconf')
+        ] + quickstart_demo.trust_lines(self.keystone) + [
             '', '[glance]'] + (
                 self._credentials() if self.keystone else []) + [
             'endpoint_override = %s' % self.url('glance'),

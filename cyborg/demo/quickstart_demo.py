@@ -50,6 +50,21 @@ INTERFACE_ID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 FUNCTION_ID = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
 #: The demo bitstream's image name.
 BITSTREAM_NAME = 'demo-aes'
+#: The owner of the demo bitstream without Keystone, where Glance takes
+#: any owner it is given; Cyborg's ``[fpga] trusted_image_owners`` names
+#: it. With Keystone, the project of Cyborg's own user owns it, trusted by
+#: default.
+BITSTREAM_OWNER = 'cyborg-quickstart'
+
+
+def trust_lines(keystone):
+    """``[fpga]`` lines trusting the demo bitstream's owner.
+
+    None with Keystone: the images of Cyborg's own project are trusted.
+    """
+    return [] if keystone else [
+        'trusted_image_owners = %s' % BITSTREAM_OWNER]
+
 
 #: What must be in Placement before the demo boots: resource class and
 #: how many providers offer it.
@@ -118,17 +133,25 @@ class Demo:
             keystone and keystone.session('admin'))
         # Other images may be there too, such as a server's snapshot.
         for image in client.images.list(filters={'name': name}):
-            if image['status'] == 'active':
+            if image['status'] == 'active' and image.get('owner') == (
+                    properties.get('owner', image.get('owner'))):
                 return image
         if keystone:
             properties['visibility'] = 'public'
         return glance.upload(client, data, name, **properties)
 
     def bitstream(self):
-        """The demo bitstream's image, uploaded on first use."""
+        """The demo bitstream's image, uploaded on first use.
+
+        Owned by a project whose images Cyborg trusts, as an operator
+        uploads bitstreams: Cyborg loads no other.
+        """
+        keystone = self.quickstart.keystone
+        owner = (keystone.session('cyborg').get_project_id() if keystone
+                 else BITSTREAM_OWNER)
         return self.image(
             BITSTREAM_NAME, json.dumps({'afu_id': FUNCTION_ID}).encode(),
-            **{
+            owner=owner, **{
                 'bs-name': 'aes-128', 'bs-uuid': FUNCTION_ID,
                 'vendor': 'Intel', 'board': 'PAC_ARRIA10',
                 'shell_id': INTERFACE_ID, 'region_uuid': INTERFACE_ID,

@@ -16,7 +16,9 @@ the kernel's layout: ``devices/pci<domain>:<bus>/<address>`` directories
 with ``vendor``, ``device``, ``class`` and ``uevent`` files, the
 ``bus/pci/devices`` links to them, ``driver`` links into
 ``bus/pci/drivers``, ``physfn``/``virtfn<N>`` links between SR-IOV
-functions, and the vendor files each driver reads.
+functions, and the vendor files each driver reads. A device sits on its
+root bus, or behind a PCIe bridge (:meth:`SysfsTree.bridge`) whose
+directory holds it, as the kernel nests a card below its root port.
 """
 
 import json
@@ -50,15 +52,19 @@ class SysfsTree:
                             'pci%(domain)s:%(bus)s' % parts, address, *rel)
 
     def add_pci(self, address, vendor, product, class_code, driver=None,
-                subsystem=None, numa_node=0, files=None, parent=None):
+                subsystem=None, numa_node=0, files=None, parent=None,
+                behind=None):
         """Add one PCI function; ``parent`` places it beside that device.
 
+        ``behind`` places it below that bridge (see :meth:`bridge`).
         ``files`` maps paths below the device directory to their text.
         """
-        if parent is None:
-            path = self.path(address)
-        else:
+        if parent is not None:
             path = os.path.join(os.path.dirname(self.path(parent)), address)
+        elif behind is not None:
+            path = self.path(behind, address)
+        else:
+            path = self.path(address)
         os.makedirs(path)
         sub_vendor, sub_product = subsystem or (vendor, product)
         for name, value in (('vendor', '0x' + vendor),
@@ -111,11 +117,25 @@ class SysfsTree:
             vfs.append(vf)
         return vfs
 
+    def bridge(self, address, secondary, subordinate=None, behind=None):
+        """A PCIe root or switch port, as the kernel shows it.
+
+        It forwards to buses ``secondary`` to ``subordinate``
+        (hexadecimal bus numbers); devices placed ``behind`` it are below
+        its directory.
+        """
+        self.add_pci(address, '8086', '2030', '060400', driver='pcieport',
+                     behind=behind, files={
+                         'secondary_bus_number': str(int(secondary, 16)),
+                         'subordinate_bus_number': str(
+                             int(subordinate or secondary, 16))})
+        return address
+
     # --- device kinds -------------------------------------------------------
 
     def intel_fpga(self, address, product='09c4', vfs=0, layout='dfl',
                    interface_id='9926ab6d-6c92-5a68-aabc-a7d84c545738',
-                   afu_id=None, numa_node=0):
+                   afu_id=None, numa_node=0, behind=None):
         """An Intel PAC: FME with the PR interface id, a port with an AFU.
 
         ``layout`` is ``dfl`` (upstream DFL drivers) or ``intel`` (OPAE's
@@ -137,7 +157,8 @@ class SysfsTree:
                    'interface_id' % (n, n))
             afu = 'fpga/intel-fpga-dev.%d/intel-fpga-port.%d/afu_id' % (n, n)
         self.add_pci(address, '8086', product, '120000', driver=driver,
-                     numa_node=numa_node, files={fme: interface_id})
+                     numa_node=numa_node, files={fme: interface_id},
+                     behind=behind)
         port = address
         if vfs:
             port = self.add_vfs(address, vf_product, vfs,
@@ -221,7 +242,7 @@ class SysfsTree:
         return address
 
     def intel_nic(self, address, product='1572', ifname='ens785f0', vfs=0,
-                  vf_offset=16):
+                  vf_offset=16, behind=None):
         """An Intel Ethernet port with its netdev and VFs.
 
         The VFs of an X710 port start 16 routing ids after it.
@@ -230,7 +251,8 @@ class SysfsTree:
                       '158b': '154c', '37d2': '37cd', '1592': '1889',
                       '1593': '1889', '159b': '1889'}[product]
         self.add_pci(address, '8086', product, '020000', driver='i40e',
-                     files={'net/%s/address' % ifname: '3c:fd:fe:00:00:01'})
+                     files={'net/%s/address' % ifname: '3c:fd:fe:00:00:01'},
+                     behind=behind)
         if vfs:
             self.add_vfs(address, vf_product, vfs, driver='iavf',
                          first_offset=vf_offset)

@@ -121,14 +121,27 @@ class Driver(abc.ABC):
         """The FPGA regions this driver can program, by deployable name."""
         return {}
 
-    def program(self, region, bitstream_path, image):
+    def check_image(self, region, image, pci_devices):
+        """Refuse an image this driver must not load into ``region``.
+
+        Called before the image is downloaded; the driver checks what the
+        image says about the card (see :mod:`cyborg.drivers.fpga`).
+
+        :raises BitstreamRejected: the image does not fit the card.
+        """
+
+    def program(self, region, bitstream_path, image, allow_shell=False):
         """Load a downloaded bitstream into an FPGA region.
 
         :param region: an :class:`FpgaRegion` from :meth:`fpga_regions`.
         :param bitstream_path: a private file holding the checked image.
         :param image: the Glance image, with the seed-002 properties it
             has (images made for the replaced service have none).
+        :param allow_shell: whether a shell image (one with the
+            ``shell_image`` property) may be flashed: only an operator's
+            shell update, never a bind.
         :raises ProgrammingFailed: the vendor tool failed or timed out.
+        :raises BitstreamRejected: the image does not fit the card.
         """
         raise exception.NotProgrammable(
             deployable=region.deployable_name,

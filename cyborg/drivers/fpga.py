@@ -17,6 +17,14 @@ module turns cards into reports, remembers which Glance image each region
 holds (in ``$state_path/fpga``, so that an agent restarted still reports
 it), applies the image's function topology (seed 002) to the deployable
 tree, and runs the vendor tool with a time limit.
+
+A topology names only the card's own functions (see
+:mod:`cyborg.drivers.card_functions`): an image whose topology reaches
+another is refused before it is downloaded, and a function outside the
+card is never reported whatever the loaded image said. A bind never
+flashes a shell: only an image with the ``shell_image`` property, loaded
+by an operator's shell update while no function of the card is
+allocated, may (see :meth:`FpgaDriver.program`).
 """
 
 import abc
@@ -26,11 +34,13 @@ import os
 import threading
 
 from oslo_log import log
+from oslo_utils import strutils
 
 from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
+from cyborg.drivers import card_functions
 from cyborg.drivers import cyborg17
 from cyborg.drivers import pci
 from cyborg.drivers import report
@@ -42,6 +52,19 @@ CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 RESOURCE_CLASS = 'FPGA'
+
+#: The image property that marks a shell (persistent firmware) image.
+SHELL_IMAGE_PROPERTY = 'shell_image'
+
+
+def is_shell_image(image):
+    """Whether the image declares itself a shell image.
+
+    Only an explicit ``shell_image=true`` does: an image that merely lacks
+    ``shell_id`` is a user-region image to a bind, whatever the replaced
+    service made of it.
+    """
+    return strutils.bool_from_string(image.get(SHELL_IMAGE_PROPERTY))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +106,14 @@ class Topology:
                                                 'value': data[key],
                                                 'count': count})
         return cls(tuple(pfs))
+
+    def addresses(self, port):
+        """The PCI addresses of every function, counted from ``port``.
+
+        :raises ValueError: an offset leaves the PCI domain.
+        """
+        return [pci_address.offset(port, o)
+                for pf, vfs in self.pfs for o in (pf,) + vfs]
 
 
 def _offset(function):
@@ -143,6 +174,9 @@ class FpgaDriver(base.Driver):
 
     #: Vendor name as bitstream images give it, e.g. ``Intel``.
     vendor = None
+    #: The vendor tool that programs the cards (a name of
+    #: :data:`cyborg.privsep.vendor_tool.TOOLS`).
+    tool = None
 
     def reported_vendor(self, vendor_id):
         """A device's ``vendor`` as the replaced service recorded it."""
@@ -158,6 +192,13 @@ class FpgaDriver(base.Driver):
     def __init__(self):
         self._lock = threading.Lock()
         self._loaded = self._read_loaded()
+        if self.tool is not None:
+            try:
+                vendor_tool.tool_path(self.tool)
+            except ValueError as e:
+                LOG.warning('%(driver)s cannot program devices until '
+                            'this is fixed: %(error)s',
+                            {'driver': self.name, 'error': e})
 
     @property
     def _loaded_file(self):
@@ -198,8 +239,14 @@ class FpgaDriver(base.Driver):
         """The driver's cards among ``pci_devices``, as :class:`Card`."""
 
     @abc.abstractmethod
-    def command(self, region, bitstream_path, image):
-        """The vendor tool's command line that loads the file."""
+    def command(self, region, bitstream_path, image, allow_shell=False):
+        """What the vendor tool daemon is asked to run.
+
+        :returns: the keyword arguments of
+            :func:`cyborg.privsep.vendor_tool.run` but the timeout:
+            ``tool``, ``device``, ``bitstream`` and ``partition``.
+        :raises BitstreamRejected: the tool cannot load the image.
+        """
 
     def discover(self, pci_devices):
         return [self._device(card, pci_devices)
@@ -209,15 +256,47 @@ class FpgaDriver(base.Driver):
         return {card.region.deployable_name: card.region
                 for card in self.cards(pci_devices)}
 
-    def program(self, region, bitstream_path, image):
-        if image.get('topology'):
-            try:
-                Topology.parse(image['topology'])
-            except ValueError as e:
-                raise exception.BitstreamRejected(
-                    image=image['id'], deployable=region.deployable_name,
-                    reason=_('its topology is invalid: %s') % e)
-        command = self.command(region, bitstream_path, image)
+    def _card(self, region, pci_devices):
+        for card in self.cards(pci_devices):
+            if card.region.deployable_name == region.deployable_name:
+                return card
+        raise exception.NotProgrammable(
+            deployable=region.deployable_name,
+            reason=_('the card is no longer on the host'))
+
+    def check_image(self, region, image, pci_devices):
+        """Refuse an invalid topology, or one reaching outside the card."""
+        if not image.get('topology'):
+            return
+        try:
+            topology = Topology.parse(image['topology'])
+        except ValueError as e:
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_('its topology is invalid: %s') % e)
+        card = self._card(region, pci_devices)
+        try:
+            addresses = topology.addresses(card.port.address)
+        except ValueError as e:
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_('its topology is invalid: %s') % e)
+        outside = card_functions.foreign(card, addresses, pci_devices)
+        if outside:
+            raise exception.BitstreamRejected(
+                image=image['id'], deployable=region.deployable_name,
+                reason=_('its topology names PCI functions that are not '
+                         "the card's own: %s (a topology may name only "
+                         "the card's port, its virtual functions and the "
+                         "functions behind the card's upstream bridge "
+                         "with the card's vendor id)") % ', '.join(outside))
+
+    def program(self, region, bitstream_path, image, allow_shell=False):
+        # Checked again here, on a fresh scan: the agent checked before
+        # the download, and whoever calls the driver may not have.
+        self.check_image(region, image, pci.scan(CONF.agent.sysfs_root))
+        command = self.command(region, bitstream_path, image,
+                               allow_shell=allow_shell)
         with self._lock:
             # Whatever the tool does, the region no longer holds the old
             # image: reports say so until it is done.
@@ -278,7 +357,7 @@ class FpgaDriver(base.Driver):
                                   traits, handles, parent_name=parent,
                                   bitstream_id=image_id)
                 for dep_name, parent, handles in self._topology(
-                    name, card.port.address, topology, pci_devices)]
+                    card, topology, pci_devices)]
         return report.device(
             'FPGA', self.reported_vendor(card.controlpath.vendor_id),
             card.model,
@@ -287,22 +366,38 @@ class FpgaDriver(base.Driver):
             vendor_board_info=card.vendor_board_info)
 
     @staticmethod
-    def _topology(name, port, topology, pci_devices):
+    def _topology(card, topology, pci_devices):
         """The region and its functions, as the image's topology says.
 
-        Offsets count from the ``port`` function. Functions the topology
-        names but the host does not show (yet) are left out rather than
-        offered.
+        Offsets count from the card's port. Functions the topology names
+        but the host does not show (yet) are left out rather than
+        offered, and so are functions that are not the card's own (see
+        :mod:`cyborg.drivers.card_functions`), whatever the image said.
 
         :returns: (name, parent name, attach handles) of each deployable,
-            the region ``name`` first.
+            the region first.
         """
+        name, port = card.region.deployable_name, card.port.address
         own, children = [], []
         for pf_offset, vf_offsets in topology.pfs:
-            pf = pci_address.offset(port, pf_offset)
-            functions = [pci_address.offset(port, o) for o in vf_offsets]
+            try:
+                pf = pci_address.offset(port, pf_offset)
+                functions = [pci_address.offset(port, o)
+                             for o in vf_offsets]
+            except ValueError:
+                continue
+            outside = card_functions.foreign(card, functions + [pf],
+                                             pci_devices)
+            if outside:
+                LOG.warning('Not offering %(functions)s, named by the '
+                            'topology of the image loaded into %(name)s: '
+                            "they are not the card's own functions",
+                            {'functions': ', '.join(outside),
+                             'name': name})
+            if pf in outside:
+                continue
             handles = [report.pci_handle(f) for f in functions or [pf]
-                       if f in pci_devices]
+                       if f in pci_devices and f not in outside]
             if pf == port:
                 own = handles
             else:
@@ -314,28 +409,30 @@ def run_tool(command, deployable):
     """Run a vendor tool within ``[fpga] program_timeout`` seconds.
 
     The tool runs as root in the ``[privsep_vendor_tool]`` daemon, which
-    kills it with everything it started when it runs too long.
+    checks the arguments, builds the command line and kills the tool with
+    everything it started when it runs too long.
 
-    :raises ProgrammingFailed: the tool is missing, not one of the ``[fpga]
-        *_path`` options, failed or timed out.
+    :param command: what :meth:`FpgaDriver.command` returns.
+    :raises ProgrammingFailed: the tool is missing, not an absolute
+        ``[fpga] *_path``, refused the arguments, failed or timed out.
     """
     timeout = CONF.fpga.program_timeout
     try:
-        status, stderr = vendor_tool.run(command, timeout)
+        status, stderr = vendor_tool.run(timeout=timeout, **command)
     except (OSError, ValueError) as e:
         raise exception.ProgrammingFailed(
             deployable=deployable,
             reason=_('%(tool)s cannot be run: %(error)s')
-            % {'tool': command[0],
+            % {'tool': command['tool'],
                'error': getattr(e, 'strerror', None) or e})
     if status is None:
         raise exception.ProgrammingFailed(
             deployable=deployable,
             reason=_('%(tool)s did not finish within %(timeout)d seconds')
-            % {'tool': command[0], 'timeout': timeout})
+            % {'tool': command['tool'], 'timeout': timeout})
     if status:
         raise exception.ProgrammingFailed(
             deployable=deployable,
             reason=_('%(tool)s exited with status %(code)s: %(stderr)s')
-            % {'tool': command[0], 'code': status,
+            % {'tool': command['tool'], 'code': status,
                'stderr': stderr.strip()})

@@ -23,7 +23,6 @@ service gave (``CUSTOM_FPGA_REGION_INTEL_<id>``,
 is ``descriptive``.
 """
 
-from cyborg.common import pci_address
 from cyborg.common import placement_names
 import cyborg.conf
 from cyborg.drivers import base
@@ -81,6 +80,7 @@ class IntelFpgaDriver(fpga.FpgaDriver):
         'fpga_region/region*/dfl-port.*/errors/errors',
         'fpga/intel-fpga-dev.*/intel-fpga-port.*/errors/errors')
     vendor = 'Intel'
+    tool = 'fpgaconf'
 
     def reported_name(self, vendor_id):
         return CYBORG17_DRIVER_NAME
@@ -122,18 +122,15 @@ class IntelFpgaDriver(fpga.FpgaDriver):
                 function_ids=placement_names.normalize_ids(function_ids)))
         return cards
 
-    def command(self, region, bitstream_path, image):
+    def command(self, region, bitstream_path, image, allow_shell=False):
         # Every seed-002 image names its board: one without shell_id is a
         # shell. An image without that metadata (made for the replaced
         # service) is loaded as that service loaded every image.
-        if image.get('board') and not image.get('shell_id'):
+        if fpga.is_shell_image(image) or (image.get('board') and
+                                          not image.get('shell_id')):
             raise exception.BitstreamRejected(
                 image=image['id'], deployable=region.deployable_name,
-                reason=_('it has no shell_id, so it is a shell (FIM) '
-                         'image, and fpgaconf loads partial bitstreams '
-                         'only'))
-        address = pci_address.parse(region.deployable_name)
-        return [CONF.fpga.fpgaconf_path,
-                '-S', '0x' + address['domain'], '-B', '0x' + address['bus'],
-                '-D', '0x' + address['device'],
-                '-F', '0x' + address['function'], bitstream_path]
+                reason=_('it is a shell (FIM) image, and fpgaconf loads '
+                         'partial bitstreams only'))
+        return {'tool': 'fpgaconf', 'device': region.deployable_name,
+                'bitstream': bitstream_path, 'partition': None}

@@ -18,7 +18,9 @@ management function, as in the replaced service; the management function
 is the control path and instances get the user function. The shell's
 ``logic_uuids`` identify the loaded shell partitions and the first of its
 ``interface_uuids`` the type of its user region; the user function shows
-the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images.
+the loaded xclbin's uuid. XRT's ``xbmgmt`` loads images: a bind always
+into the user partition (``--user``); the shell only in an operator's
+shell update (see :meth:`XilinxFpgaDriver.command`).
 """
 
 from cyborg.common import pci_address
@@ -27,6 +29,9 @@ import cyborg.conf
 from cyborg.drivers import base
 from cyborg.drivers import cyborg17
 from cyborg.drivers import fpga
+from cyborg import exception
+from cyborg.i18n import _
+from cyborg.privsep import vendor_tool
 
 CONF = cyborg.conf.CONF
 
@@ -57,6 +62,7 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
     pci_ids = frozenset((VENDOR_ID, product) for product in CARDS)
     kernel_drivers = frozenset(('xclmgmt',))
     vendor = 'Xilinx'
+    tool = 'xbmgmt'
 
     def reported_name(self, vendor_id):
         return cyborg17.vendor_name(cyborg17.PCI_VENDORS, vendor_id)
@@ -87,9 +93,20 @@ class XilinxFpgaDriver(fpga.FpgaDriver):
                                                     mgmt.product_id),)))
         return cards
 
-    def command(self, region, bitstream_path, image):
-        # An image without shell_id is a shell; others go into the user
-        # region. --force answers xbmgmt's confirmation prompt.
-        target = '--user' if image.get('shell_id') else '--shell'
-        return [CONF.fpga.xbmgmt_path, 'program', '--device',
-                region.deployable_name, target, bitstream_path, '--force']
+    def command(self, region, bitstream_path, image, allow_shell=False):
+        # A bind loads the user partition, whatever the image says: the
+        # shell is persistent flash that outlives the tenant and reboots.
+        # Only an image that declares itself a shell image, in an
+        # operator's shell update (allow_shell), goes into the shell.
+        partition = vendor_tool.USER
+        if fpga.is_shell_image(image):
+            if not allow_shell:
+                raise exception.BitstreamRejected(
+                    image=image['id'], deployable=region.deployable_name,
+                    reason=_('it is a shell image (%s): only an '
+                             "operator's shell update of an unallocated "
+                             'card flashes one, never a bind')
+                    % fpga.SHELL_IMAGE_PROPERTY)
+            partition = vendor_tool.SHELL
+        return {'tool': 'xbmgmt', 'device': region.deployable_name,
+                'bitstream': bitstream_path, 'partition': partition}

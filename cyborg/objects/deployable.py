@@ -11,6 +11,7 @@
 # under the License.
 """Deployable: a node of a device's tree that can be handed out."""
 
+from cyborg.db import programming as programming_db
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -34,3 +35,33 @@ class Deployable(base.PersistentObject):
         'driver_name': fields.StringField(nullable=True),
         'bitstream_id': fields.UUIDField(nullable=True),
     })
+
+    # FPGA regions being programmed (see cyborg.db.programming); the mark
+    # is no field: the API does not show it.
+
+    @staticmethod
+    def start_programming(context, deployable_id, keep=None):
+        """Mark the region and the deployables below it being programmed.
+
+        :returns: the ids of the marked deployables.
+        :raises ObjectInUse: an attach handle of them, but ``keep``, is
+            in use.
+        :raises DeployableProgramming: one of them is being programmed.
+        """
+        return programming_db.start(context, deployable_id, keep=keep)
+
+    @staticmethod
+    def finish_programming(context, deployable_id, bitstream_id=None):
+        """Clear the mark; record ``bitstream_id`` on the region if given."""
+        programming_db.finish(context, deployable_id,
+                              bitstream_id=bitstream_id)
+
+    @staticmethod
+    def being_programmed(context, deployable_ids):
+        """{id: since when} of those of the deployables being programmed."""
+        return programming_db.being_programmed(context, deployable_ids)
+
+    @staticmethod
+    def expire_programming(context, before):
+        """Clear the marks set before ``before``; returns their hosts."""
+        return programming_db.expire(context, before)

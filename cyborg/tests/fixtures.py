@@ -505,10 +505,18 @@ class Glance(fixtures.Fixture):
     :class:`cyborg.demo.keystone.Keystone`), Glance checks tokens with it,
     is in its catalog, and images are added by the administrator, public.
     :attr:`glance` is the :class:`cyborg.demo.glance.Glance`.
+
+    Images are added owned by :attr:`owner`, whose images Cyborg trusts:
+    the ``service`` project of Cyborg's own user with Keystone, else
+    :data:`TRUSTED_OWNER`, which ``conf`` gets as ``[fpga]
+    trusted_image_owners``.
     """
 
     VENV = VENVS / 'glance'
     PAGE_LIMIT = 20
+    #: The trusted owner of images without Keystone, where Glance takes
+    #: any owner an image is given.
+    TRUSTED_OWNER = 'cyborg-trusted-project'
     _glances = {}
 
     def __init__(self, conf=None, keystone=None):
@@ -544,8 +552,15 @@ class Glance(fixtures.Fixture):
         self.url = self.glance.url
         self.client = self.glance.client(
             self.keystone and self.keystone.session('admin'))
+        if self.keystone is None:
+            self.owner = self.TRUSTED_OWNER
+        else:
+            self.owner = self.keystone.session('cyborg').get_project_id()
         if self.conf is not None:
             self.conf.config(endpoint_override=self.url, group='glance')
+            if self.keystone is None:
+                self.conf.config(trusted_image_owners=[self.owner],
+                                 group='fpga')
 
     def add_image(self, data=b'bitstream', name='bitstream', tags=('FPGA',),
                   **properties):
@@ -553,6 +568,7 @@ class Glance(fixtures.Fixture):
 
         :returns: the active image as Glance shows it, a dict.
         """
+        properties.setdefault('owner', self.owner)
         if self.keystone is not None:
             properties.setdefault('visibility', 'public')
         image = glance_server.upload(self.client, data, name, tags,
@@ -562,6 +578,7 @@ class Glance(fixtures.Fixture):
 
     def add_record(self, name='bitstream', tags=('FPGA',), **properties):
         """An image without data (``queued``); deleted at cleanup."""
+        properties.setdefault('owner', self.owner)
         image = self.client.images.create(name=name, tags=list(tags),
                                           **properties)
         self.addCleanup(self.client.images.delete, image['id'])
@@ -724,10 +741,10 @@ class AgentStandIn:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def program(self, context, deployable_name, bitstream_id=None,
-                function_id=None, function_name=None):
+                function_id=None, function_name=None, allow_shell=False):
         self._record('program', deployable_name=deployable_name,
                      bitstream_id=bitstream_id, function_id=function_id,
-                     function_name=function_name)
+                     function_name=function_name, allow_shell=allow_shell)
         return bitstream_id or self.loaded
 
     @rpc.expected_exceptions(exception.CyborgException)

@@ -11,27 +11,22 @@
 # under the License.
 """``cyborg.wsgi.api:application``: the API for a WSGI server.
 
-The configuration comes from the usual places (``/etc/cyborg/cyborg.conf``
-and ``--config-dir`` defaults); ``CYBORG_CONFIG_FILE`` names another file.
-The API may be mounted under a path prefix such as ``/accelerator``: its
-links follow the request's ``SCRIPT_NAME``.
+The configuration comes from the ``--config-file`` (and ``--config-dir``)
+arguments a server gives the application, as uWSGI's ``pyargv`` does,
+else from the file ``CYBORG_CONFIG_FILE`` names, else from the usual
+places (``/etc/cyborg/cyborg.conf``). The API may be mounted under a path
+prefix such as ``/accelerator``: its links follow the request's
+``SCRIPT_NAME``.
 """
 
-import os
+import sys
 
 from cyborg.api import app
-import cyborg.conf
 from cyborg import startup
-
-CONF = cyborg.conf.CONF
 
 
 def init_application():
-    config_file = os.environ.get('CYBORG_CONFIG_FILE')
-    startup.prepare_server(
-        'cyborg-api', ['cyborg-api'],
-        default_config_files=[config_file] if config_file else None)
-    startup.connect_api(CONF)
+    startup.prepare_wsgi_api(getattr(sys, 'argv', []))
     return app.setup_app()
 
 

@@ -52,3 +52,22 @@ class TestDBSync(testtools.TestCase):
         self.assertEqual(1, result.returncode)
         self.assertIn("cyborg-dbsync: Can't locate revision", result.stderr)
         self.assertNotIn('Traceback', result.stderr)
+
+    def test_commands_of_openstack_cyborg_17(self):
+        # What 17.0.0's guides and deployment tools run.
+        result = self._dbsync('online_data_migrations', check=False)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('run cyborg-dbsync upgrade first', result.stderr)
+        created = self._dbsync('create_schema').stdout
+        self.assertIn('created at revision %s' % migration.head(), created)
+        result = self._dbsync('create_schema', check=False)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('use cyborg-dbsync upgrade', result.stderr)
+        self.assertNotIn('Traceback', result.stderr)
+        self.assertIn('Nothing to migrate',
+                      self._dbsync('online_data_migrations').stdout)
+        self._dbsync('stamp', '--revision', '0001')
+        self.assertEqual('0001', self._dbsync('version').stdout.strip())
+        result = self._dbsync('stamp', check=False)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('stamp takes one revision', result.stderr)

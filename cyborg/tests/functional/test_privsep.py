@@ -72,25 +72,32 @@ class TestPrivsepDaemons(base.TestCase):
         super().setUp()
         self.tree = self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
             ('nvidia_gpu', GPU, dict(mdev_types={'nvidia-222': 4}))])).tree
-        # The tool reports the process that ran it.
+        # The tool reports the process that ran it, and exits with the
+        # status the bitstream file names.
         self.tool = self.useFixture(cyborg_fixtures.StandInTool(
-            'fpgaconf', 'print(os.getppid(), file=sys.stderr); '
-                        'sys.exit(int(args[0]))'.replace(
-                            'print', 'import os; print')))
+            'fpgaconf', 'import os; print(os.getppid(), file=sys.stderr); '
+                        'sys.exit(int(open(args[-1]).read()))'))
         self.conf.config(fpgaconf_path=self.tool.path, group='fpga')
+        self.downloads = self.useFixture(fixtures.TempDir()).path
+        self.conf.config(download_dir=self.downloads, group='glance')
+        self._daemons_read(self.tool.path)
+        self.addCleanup(_stop_daemons)
+        _start_daemons()
+
+    def _daemons_read(self, fpgaconf_path):
+        """Have the daemons started next read a file of their own."""
         conf_file = os.path.join(self.useFixture(fixtures.TempDir()).path,
                                  'cyborg.conf')
         with open(conf_file, 'w') as f:
             f.write('\n'.join([
                 '[agent]', 'sysfs_root = %s' % self.tree.root,
-                '[fpga]', 'fpgaconf_path = %s' % self.tool.path, ''] +
+                '[fpga]', 'fpgaconf_path = %s' % fpgaconf_path,
+                '[glance]', 'download_dir = %s' % self.downloads, ''] +
                 demo_privsep.config_lines(conf_file)))
         for context, _caps in privsep.CONTEXTS:
             self.conf.config(
                 helper_command=demo_privsep.helper_command(conf_file),
                 group=context.cfg_section)
-        self.addCleanup(_stop_daemons)
-        _start_daemons()
 
     def test_mdev_written_by_the_sysfs_daemon(self):
         mdev.create(self.tree.root, GPU, 'nvidia-222', MDEV)
@@ -112,16 +119,53 @@ class TestPrivsepDaemons(base.TestCase):
         self.assertEqual('', other.read(
             GPU, 'mdev_supported_types/nvidia-222/create'))
 
+    def _bitstream(self, name, status):
+        path = os.path.join(self.downloads, name)
+        with open(path, 'w') as f:
+            f.write(str(status))
+        return {'tool': 'fpgaconf', 'device': '0000:5e:00.0',
+                'bitstream': path, 'partition': None}
+
     def test_vendor_tool_run_by_the_tool_daemon(self):
-        fpga.run_tool([self.tool.path, '0'], 'dep')
-        self.assertEqual([['0']], self.tool.calls)
+        fpga.run_tool(self._bitstream('good', 0), 'dep')
+        self.assertEqual([['-S', '0x0000', '-B', '0x5e', '-D', '0x00', '-F',
+                           '0x0', os.path.join(self.downloads, 'good')]],
+                         self.tool.calls)
         error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, [self.tool.path, '4'], 'dep')
+                                  fpga.run_tool, self._bitstream('bad', 4),
+                                  'dep')
         # The tool's parent is the daemon, not this process.
         status, parent = str(error).rsplit(': ', 1)
         self.assertIn('exited with status 4', status)
         self.assertNotEqual(os.getpid(), int(parent))
 
+    def test_tool_daemon_checks_what_it_is_asked(self):
+        # The daemon, with its own configuration, refuses: not the
+        # agent's process (whose checks a caller could skip).
+        good = self._bitstream('good', 0)
+        outside = self.useFixture(fixtures.TempDir()).path
+        for given, reason in (
+                ({'tool': '/bin/sh'}, 'is not a vendor tool'),
+                ({'device': '-S 0x0000'}, 'is not a PCI address'),
+                ({'bitstream': '/etc/passwd'}, 'download directory'),
+                ({'bitstream': os.path.join(outside, 'x')},
+                 'download directory'),
+                ({'partition': 'shell'}, 'no partition')):
+            error = self.assertRaises(exception.ProgrammingFailed,
+                                      fpga.run_tool, dict(good, **given),
+                                      'dep')
+            self.assertIn(reason, str(error))
+        self.assertEqual([], self.tool.calls)
+
+    def test_tool_daemon_refuses_a_relative_tool_path(self):
+        # The daemon reads its own file: a bare name there, which PATH
+        # would resolve, is refused.
+        _stop_daemons()
+        self._daemons_read('fpgaconf')
+        _start_daemons()
         error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, ['/bin/true'], 'dep')
-        self.assertIn('is not a vendor tool', str(error))
+                                  fpga.run_tool, self._bitstream('good', 0),
+                                  'dep')
+        self.assertIn('[fpga] fpgaconf_path', str(error))
+        self.assertIn('not an absolute path', str(error))
+        self.assertEqual([], self.tool.calls)

@@ -19,11 +19,15 @@ calls and the file they got.
 import json
 import os
 import socket
+import stat
 
 import fixtures
+import testtools
 
+from cyborg.agent import bitstream
 from cyborg.agent import rpcapi
 from cyborg.agent import service
+from cyborg.clients import glance as glance_client
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.tests import base
@@ -36,6 +40,7 @@ IFID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
 OTHER_IFID = '11111111-2222-3333-4444-555555555555'
 LOGIC = '6f0a2c1e-8b7d-4a5c-9e3f-2d1c0b9a8f7e'
 FUNCTION = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
+GENERIC = '0000:d8:00.0'
 
 
 def _fpga_image(glance, data=b'green bitstream', **props):
@@ -53,7 +58,8 @@ def _fpga_image(glance, data=b'green bitstream', **props):
         key: value for key, value in properties.items() if value is not None})
 
 
-class TestProgram(base.TestCase):
+class ProgramTestCase(base.TestCase):
+    """A real agent of a simulated host, Glance, a stand-in conductor."""
 
     def setUp(self):
         super().setUp()
@@ -61,6 +67,9 @@ class TestProgram(base.TestCase):
             ('intel_fpga', PAC, dict(vfs=2, interface_id=IFID)),
             ('xilinx_fpga', '0000:65:00.0', dict(
                 logic_uuids=(LOGIC,), interface_uuids=(IFID,))),
+            # The quickstart's generic PCI card, 31232 routing ids on.
+            ('add_pci', GENERIC, dict(vendor='10ee', product='5021',
+                                      class_code='120000')),
         ])).tree
         tmp = self.useFixture(fixtures.TempDir()).path
         self.downloads = os.path.join(tmp, 'downloads')
@@ -102,6 +111,9 @@ class TestProgram(base.TestCase):
         return next(dep for dev in report.devices for dep in dev.deployables
                     if dep.name == name)
 
+
+class TestProgram(ProgramTestCase):
+
     def test_by_bitstream_id(self):
         image = _fpga_image(self.glance)
         self.assertEqual(image['id'], self._program(bitstream_id=image['id']))
@@ -122,8 +134,8 @@ class TestProgram(base.TestCase):
                       {a.value for a in dep.attributes})
         self.assertEqual(2, dep.num_accelerators)
 
-    def _service_tokens(self):
-        """Fixed tokens, and the tokens of every request sent to Glance.
+    def _tokens(self):
+        """The tokens of every request sent to Glance from now on.
 
         Glance, unauthenticated, takes any token.
         """
@@ -138,17 +150,17 @@ class TestProgram(base.TestCase):
                          headers.get('X-Service-Token'))
                         for _method, _url, headers in sent.to(url)}
 
-    def test_the_callers_token_does_not_reach_the_agent(self):
-        # RPC to an agent carries no token: Glance sees the service's.
+    def test_glance_is_called_as_the_service_for_a_user(self):
+        # Which images are found never depends on the user who asked.
         image = _fpga_image(self.glance)
-        tokens = self._service_tokens()
+        tokens = self._tokens()
         self.context.auth_token = 'user-token'
         self._program(bitstream_id=image['id'])
         self.assertEqual({('glance-service-token', None)}, tokens())
 
     def test_glance_is_called_as_the_service_without_a_user_token(self):
         image = _fpga_image(self.glance)
-        tokens = self._service_tokens()
+        tokens = self._tokens()
         self._program(bitstream_id=image['id'])
         self.assertEqual({('glance-service-token', None)}, tokens())
 
@@ -262,6 +274,43 @@ class TestProgram(base.TestCase):
                           function_id=LOGIC)
         self.assertEqual(2, len(self.fpgaconf.calls))
 
+    def test_topology_reaching_another_device_is_refused(self):
+        # The quickstart attack: a VF at the generic PCI card's address.
+        image = _fpga_image(self.glance, topology=json.dumps({'pf': [
+            {'pci_offset': 0, 'vf': [{'pci_offset': 1},
+                                     {'pci_offset': 31232}]}]}))
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=image['id'])
+        self.assertIn("not the card's own: %s" % GENERIC, str(error))
+        # Refused before the download: nothing loaded, nothing reported.
+        self.assertEqual([], self.fpgaconf.calls)
+        self.assertEqual([], os.listdir(self.downloads))
+        self.assertEqual(1, len(self.conductor.reports))
+        self.tracker.report(force=True)
+        handles = [pci for dev in self.conductor.reports[-1].devices
+                   for dep in dev.deployables
+                   for pci in dep.attach_handles
+                   if dict(pci.attach_info).get('bus') == 'd8']
+        self.assertEqual([], handles)
+
+    def test_a_bind_never_flashes_the_xilinx_shell(self):
+        # An image without shell_id: the replaced service flashed it into
+        # the shell, persistent across reboots and tenants.
+        image = _fpga_image(self.glance, vendor='xilinx', board='u250',
+                            shell_id=None, topology='')
+        self._program(name=ALVEO, bitstream_id=image['id'])
+        shell = _fpga_image(self.glance, vendor='xilinx', board='u250',
+                            shell_id=None, topology='', shell_image='true')
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  name=ALVEO, bitstream_id=shell['id'])
+        self.assertIn('shell image', str(error))
+        (call,) = self.xbmgmt.calls
+        self.assertEqual('--user', call[3])
+        self.assertNotIn('--shell', call)
+        # An operator's shell update of a card with nothing allocated.
+        self._program(name=ALVEO, bitstream_id=shell['id'], allow_shell=True)
+        self.assertEqual('--shell', self.xbmgmt.calls[-1][3])
+
     def test_shell_images_and_unknown_regions(self):
         image = _fpga_image(self.glance, shell_id=None)
         self.assertRaises(exception.BitstreamRejected, self._program,
@@ -313,3 +362,65 @@ class TestProgram(base.TestCase):
         self.conf.config(endpoint_override=closed, group='glance')
         self.assertRaises(exception.ServiceUnavailable, self._program,
                           bitstream_id='0d7e6a5f-4c3b-4b9e-8c3b-6f3e9d0c4c8f')
+
+
+class TestTrustAndLimits(ProgramTestCase):
+    """Whose images are loaded, how large, and where they are kept."""
+
+    def test_untrusted_images_are_refused_or_ignored(self):
+        planted = _fpga_image(self.glance, data=b'red bitstream',
+                              owner='project-of-a-member')
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=planted['id'])
+        self.assertIn('owner project-of-a-member is not a trusted image '
+                      'owner (%s)' % self.glance.owner, str(error))
+        self.assertRaises(exception.BitstreamNotFound, self._program,
+                          function_id=FUNCTION)
+        # Not counted against the operator's image either.
+        wanted = _fpga_image(self.glance)
+        self.assertEqual(wanted['id'], self._program(function_name='aes'))
+        with open(self.loaded, 'rb') as f:
+            self.assertEqual(b'green bitstream', f.read())
+        # Nothing is trusted when no owner is named and [glance] has no
+        # credentials to say whose project it is.
+        self.conf.config(trusted_image_owners=[], group='fpga')
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=wanted['id'])
+        self.assertIn('is not a trusted image owner (none)', str(error))
+        self.assertEqual(1, len(self.fpgaconf.calls))
+
+    def test_oversized_images_are_refused_before_the_download(self):
+        self.conf.config(max_bitstream_size=1, group='fpga')
+        image = _fpga_image(self.glance, data=b'x' * (1024 * 1024 + 1))
+        sent = self.useFixture(cyborg_fixtures.SentRequests())
+        error = self.assertRaises(exception.BitstreamRejected, self._program,
+                                  bitstream_id=image['id'])
+        self.assertIn('more than [fpga] max_bitstream_size', str(error))
+        self.assertEqual([], [url for _m, url, _h in sent.to(self.glance.url)
+                              if url.endswith('/file')])
+        self.assertEqual([], self.fpgaconf.calls)
+
+    def test_a_download_past_the_limit_is_stopped(self):
+        # Glance may not know an image's size: the bytes are counted.
+        self.conf.config(max_bitstream_size=1, group='fpga')
+        image = _fpga_image(self.glance, data=b'x' * (1024 * 1024 + 1))
+        del image['size']
+        pci_devices = self.tracker.scan()
+        (region,) = [r for d in self.tracker.drivers
+                     for n, r in d.fpga_regions(pci_devices).items()
+                     if n == PAC]
+        client = glance_client.get_client(self.conf.conf)
+        with testtools.ExpectedException(exception.BitstreamRejected,
+                                         '.*download was stopped'):
+            with bitstream.download(client, image, region):
+                self.fail('downloaded')
+        self.assertEqual([], os.listdir(self.downloads))
+
+    def test_the_download_directory_is_the_agents_own(self):
+        fresh = os.path.join(self.downloads, 'fresh')
+        self.conf.config(download_dir=fresh, group='glance')
+        self.assertEqual(fresh, bitstream.download_dir())
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(fresh).st_mode))
+        os.chmod(fresh, 0o755)
+        bitstream.download_dir()
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(fresh).st_mode))

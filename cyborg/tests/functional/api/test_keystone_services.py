@@ -17,10 +17,9 @@ runs with ``auth_strategy = keystone``; Glance (the real one) runs its
 keystonemiddleware's ``auth_token``. The
 conductor and a real agent on a simulated host run in this process. Cyborg
 reaches Placement and Nova with the password of its ``cyborg`` service
-user; the agent reaches Glance with it too, since no user's token
-travels to an agent. Every log record of the run, DEBUG included, is kept
-and searched for the tokens, passwords and request bodies it must never
-show.
+user, and Glance with the credentials of that user too, never a user's
+token. Every log record of the run, DEBUG included, is kept and searched for
+the tokens, passwords and request bodies it must never show.
 """
 
 import logging
@@ -155,13 +154,14 @@ class TestServiceCredentials(ServicesTestCase):
         glance = self.useFixture(cyborg_fixtures.Glance(self.conf,
                                                         self.keystone))
         self.image = glance.add_image(b'bitstream')['id']
+        # A member's image: Glance shows it to Cyborg's user (an
+        # administrator), and Cyborg does not trust it.
+        self.planted = glance.add_image(
+            b'red bitstream', owner=self.keystone.session(
+                'member').get_project_id())['id']
         self.glance_url = glance.url
         # What Cyborg sends to Glance from now on.
         self.sent = self.useFixture(cyborg_fixtures.SentRequests())
-        self.conf.config(send_service_user_token=True, group='service_user')
-        self.use_cyborg_user('service_user')
-        # The agent downloads bitstreams as the cyborg user: RPC brings it
-        # no user's token.
         self.use_cyborg_user('glance', endpoint_override=glance.url)
         self.fpgaconf = self.useFixture(
             cyborg_fixtures.StandInTool('fpgaconf'))
@@ -224,13 +224,13 @@ class TestServiceCredentials(ServicesTestCase):
                                             'member').json()['state'])
 
         # The agent got the bitstream from Glance, which checks tokens,
-        # as the cyborg service user: no user's token reaches the agent.
+        # as Cyborg's own user, whichever user asked; the image is of its
+        # project, so trusted.
         self.assertEqual(1, len(self.fpgaconf.calls))
         self.assertTrue(self.glance_tokens())
         for user, service in self.glance_tokens():
             name, roles = self.identity(user)
             self.assertEqual('cyborg', name)
-            self.assertIn('service', roles)
             self.assertIsNone(service)
 
         # Nova heard of the bind from the cyborg user with the service
@@ -255,11 +255,17 @@ class TestServiceCredentials(ServicesTestCase):
             'PATCH', '/deployables/%s/program' % deployable['uuid'], 'admin',
             json=[{'op': 'replace', 'path': '/program',
                    'value': [{'image_uuid': self.image}]}]).status_code)
-        # Programming asked by the administrator: their token stays with
-        # the API and the conductor; the agent asks Glance as cyborg.
+        # Programming asked by the administrator: Glance sees Cyborg.
         self.assertEqual(2, len(self.fpgaconf.calls))
         user, service = self.glance_tokens()[-1]
         self.assertEqual(('cyborg', None), (self.identity(user)[0], service))
+        response = self.call(
+            'PATCH', '/deployables/%s/program' % deployable['uuid'], 'admin',
+            json=[{'op': 'replace', 'path': '/program',
+                   'value': [{'image_uuid': self.planted}]}])
+        self.assertEqual(400, response.status_code, response.text)
+        self.assertIn('not a trusted image owner', response.text)
+        self.assertEqual(2, len(self.fpgaconf.calls))
         self.assertEqual(204, self.call('DELETE', path, 'member').status_code)
         self.assertEqual(204, self.call('DELETE', '/device_profiles/ks-flow',
                                         'admin').status_code)

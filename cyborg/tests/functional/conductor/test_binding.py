@@ -279,9 +279,11 @@ class TestProgramming(BindTestCase):
                          {self._get(a).state for a in (first, second)})
         calls = self.agent.called('program')
         self.assertEqual(1, len(calls))
+        # A bind never lets the agent flash a shell.
         self.assertEqual({'deployable_name': self.deployable.name,
                           'bitstream_id': BITSTREAM, 'function_id': None,
-                          'function_name': None}, calls[0])
+                          'function_name': None, 'allow_shell': False},
+                         calls[0])
         self.assertEqual(BITSTREAM, db_api.get(
             self.ctx, 'deployable', self.deployable.uuid).bitstream_id)
 

@@ -126,9 +126,10 @@ class TestConductorOverRPC(base.ConductorTestCase):
         self.assertEqual(image, db_api.get(
             self.admin_context, 'deployable',
             self.deployable.uuid).bitstream_id)
+        # Nothing of the card is allocated: a shell image may be flashed.
         self.assertEqual([{'deployable_name': self.deployable.name,
                            'bitstream_id': image, 'function_id': None,
-                           'function_name': None}],
+                           'function_name': None, 'allow_shell': True}],
                          agent.called('program'))
 
     def test_no_program_under_a_bound_arq(self):

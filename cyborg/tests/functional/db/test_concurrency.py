@@ -28,6 +28,7 @@ from oslo_db.sqlalchemy import test_fixtures
 from oslo_utils import uuidutils
 import testtools
 
+from cyborg.common import pci_address
 from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
@@ -132,6 +133,22 @@ class _Concurrency:
         in_use = db_api.get_all(self.ctx, 'attach_handle',
                                 filters={'in_use': True})
         self.assertEqual(len(self.handles), len(in_use))
+
+    def test_one_function_never_claimed_twice(self):
+        # Another device's handle is the function 0000:5e:00.1 too: of
+        # the claims racing for both, one gets it (see
+        # cyborg.db.inventory_functions).
+        _, other, _ = db_utils.create_device_tree(
+            self.ctx, handles=1, pci_address='0000:5e:00.4')
+        arqs = self._bind_started_arqs(self.THREADS)
+        db_utils.race(arq_db.claim_handle, [
+            (a.uuid, (self.deployable.id, other.id)[i % 2])
+            for i, a in enumerate(arqs)])
+        functions = [pci_address.address_of(h.attach_info)
+                     for h in db_api.get_all(self.ctx, 'attach_handle',
+                                             filters={'in_use': True})]
+        self.assertEqual(sorted(set(functions)), sorted(functions))
+        self.assertEqual(3, len(functions))
 
     def test_one_winner_per_transition(self):
         arq = db_utils.create_arqs(self.ctx, self.profile)[0]

@@ -64,7 +64,8 @@ class FaultTestCase(services.ServicesTestCase):
     def start_programming_agent(self, host):
         """Start the agent of ``host``; it programs with the stand-in tool."""
         return self.start_agent(
-            host, fpga={'fpgaconf_path': self.fpgaconf.path},
+            host, fpga={'fpgaconf_path': self.fpgaconf.path,
+                        'trusted_image_owners': self.glance.owner},
             glance={'endpoint_override': self.glance.url,
                     'download_dir': self.tmp})
 

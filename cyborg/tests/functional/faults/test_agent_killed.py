@@ -16,6 +16,7 @@ import time
 
 from oslo_log import log
 
+from cyborg.common import placement_names
 from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg import states
@@ -44,7 +45,17 @@ class TestAgentKilled(faults.FaultTestCase):
             view[name] = [self.rp.get('/resource_providers/%s/%s' % (
                 uuid, what)).json()[what] for what in (
                     'inventories', 'traits', 'usages')]
+            view[name][1].sort()
         return view
+
+    def _unloaded(self, view, rp):
+        """``view`` without the traits of what region ``rp`` holds."""
+        names = {name for name, uuid in self.children(self.host).items()
+                 if uuid == rp}
+        return {name: [inventories, [
+            t for t in traits if name not in names or
+            not placement_names.names_loaded(t)], usages]
+            for name, (inventories, traits, usages) in view.items()}
 
     def test_bind_fails_cleanly_and_binds_again_once_agent_is_back(self):
         self.wait_for_placement()
@@ -71,16 +82,20 @@ class TestAgentKilled(faults.FaultTestCase):
         (region,) = deployable_obj.Deployable.list(self.ctx,
                                                    filters={'rp_uuid': rp})
         self.assertIsNone(region.bitstream_id)
-        # Nova gives its claim back when the boot fails.
+        # Nova gives its claim back when the boot fails. Until the host
+        # reports again, no trait says what the region holds.
         self.assertEqual(204, self.rp.delete(
             '/allocations/%s' % instance).status_code)
-        self.assertEqual(before, self._placement_view())
+        self.assertEqual(self._unloaded(before, rp), self._placement_view())
 
         # The agent comes back; Nova's next try programs the region again.
         self.open_gate()
         self.agent = self.start_programming_agent(self.host)
         functional.wait('the agent back', lambda: 'cyborg-agent serving on'
                         in self.agent.log())
+        # Its first report says what the region holds again.
+        functional.wait('the traits back',
+                        lambda: self._placement_view() == before)
         again = self.boot(self.host, rp, faults.BITSTREAM_PROFILE)
         LOG.info('The region was bound again %.1f s after the kill',
                  time.monotonic() - killed)

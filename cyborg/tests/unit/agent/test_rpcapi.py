@@ -49,3 +49,34 @@ class TestAgentRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
                               bitstream_id='b', timeout=0.1)
         self.assertEqual(7, prepare.call_args.kwargs['call_monitor_timeout'])
         self.assertEqual(0.1, prepare.call_args.kwargs['timeout'])
+
+    def test_program_sends_allow_shell_from_1_1(self):
+        self.useFixture(fixtures.RPC())
+        agent = self.useFixture(fixtures.StandInAgent('host9')).endpoint
+        api = rpcapi.AgentAPI()
+        api.program(self.context, 'host9', 'region', bitstream_id='b',
+                    allow_shell=True)
+        api.program(self.context, 'host9', 'region', bitstream_id='b')
+        self.assertEqual([True, False], [
+            kwargs['allow_shell'] for kwargs in agent.called('program')])
+
+    def test_capped_at_1_0_a_bind_is_sent_a_shell_update_refused(self):
+        # An agent of 1.0 cannot be told that it may not flash a shell:
+        # a shell update is not sent to it at all.
+        self.useFixture(fixtures.RPC())
+        self.conf.config(agent='1.0', group='upgrade_levels')
+        api = rpcapi.AgentAPI()
+        with mock.patch.object(api.client, 'prepare',
+                               wraps=api.client.prepare) as prepare:
+            self.assertRaises(exception.ServiceUnavailable, api.program,
+                              self.context, 'host9', 'region',
+                              bitstream_id='b', timeout=0.1)
+            self.assertEqual('1.0', prepare.call_args.kwargs['version'])
+            prepare.reset_mock()
+            error = self.assertRaises(
+                exception.BitstreamRejected, api.program, self.context,
+                'host9', 'region', bitstream_id='b', allow_shell=True)
+        self.assertIn('RPC version 1.1', str(error))
+        # Nothing was sent to a host.
+        self.assertEqual([], [c for c in prepare.call_args_list
+                              if 'server' in c.kwargs])

@@ -82,6 +82,15 @@ class TestKeystoneAuth(base.TestCase):
             self.app)
         self.assertEqual(401, response.status_int)
 
+    def test_service_tokens_need_their_roles(self):
+        # openstack-cyborg required them whatever keystonemiddleware's
+        # default; so does Cyborg.
+        self.conf.set_default('service_token_roles_required', False,
+                              group='keystone_authtoken')
+        auth.KeystoneAuth(_echo, self.conf.conf)
+        self.assertTrue(
+            self.conf.conf.keystone_authtoken.service_token_roles_required)
+
 
 class TestServiceToken(base.TestCase):
 

@@ -12,8 +12,11 @@
 """The Glance client takes the [glance] adapter options."""
 
 from cyborg.clients import glance
+from cyborg import context
 from cyborg.tests import base
 from cyborg.tests import fixtures
+
+GLOBAL_ID = 'req-5f0c0a3e-2a4b-4c8e-9d1f-6b7a8c9d0e1f'
 
 
 class TestGetClient(base.TestCase):
@@ -29,3 +32,11 @@ class TestGetClient(base.TestCase):
         self.conf.config(connect_retries=3, group='glance')
         self.assertEqual(3, glance.get_client(self.conf.conf)
                          .http_client.connect_retries)
+
+    def test_never_the_users_token(self):
+        # Which bitstream images are seen must not depend on the user.
+        user = context.RequestContext(auth_token='user-token',
+                                      global_request_id=GLOBAL_ID)
+        client = glance.get_client(self.conf.conf, user)
+        self.assertEqual('x', client.http_client.get_token())
+        self.assertEqual(GLOBAL_ID, client.http_client.global_request_id)

@@ -34,6 +34,7 @@ pybasedir = /usr/lib/python3/dist-packages/cyborg
 bindir = /usr/local/bin
 fatal_exception_format_errors = true
 thread_pool_size = 7
+periodic_interval = 30
 
 [agent]
 enabled_drivers = fake_driver,pci_driver,intel_nic_driver
@@ -52,6 +53,7 @@ api_insecure = true
 
 [ssl]
 ca_file = /etc/ssl/old-ca.pem
+version = TLSv1_2
 
 [gpu_devices]
 enabled_vgpu_types = nvidia-35, nvidia-36
@@ -67,14 +69,18 @@ enabled_nic_types = x710_static
 physical_device_mappings = physnet1:ens785f0
 function_device_mappings = GTPv1:ens785f0
 
+[cyborg_sys_admin]
+helper_command = sudo cyborg-rootwrap /etc/cyborg/rootwrap.conf privsep-helper
+
 [pci]
 passthrough_whitelist = {"vendor_id": "8086", "product_id": "0d5c"}
 """
 
 IGNORED = [('DEFAULT', 'pybasedir'), ('DEFAULT', 'bindir'),
            ('DEFAULT', 'fatal_exception_format_errors'),
-           ('api', 'api_paste_config'), ('api', 'enable_ssl_api'),
-           ('database', 'mysql_engine')]
+           ('api', 'api_paste_config'), ('ssl', 'version'),
+           ('database', 'mysql_engine'),
+           ('cyborg_sys_admin', 'helper_command')]
 
 
 class TestReplacedServiceConfig(base.TestCase):
@@ -124,6 +130,14 @@ class TestReplacedServiceConfig(base.TestCase):
             self.assertIn('Option "%s" from group "%s" is deprecated for '
                           'removal' % (name, group), self.log.output)
         self.assertNotIn('filter_sriov_vfs', self.log.output)
+        # The warning names what replaces the old privsep group.
+        self.assertIn('replaced by [privsep_sysfs] and [privsep_vendor_tool]',
+                      self.log.output)
+
+    def test_periodic_interval_paces_the_agent_too(self):
+        # openstack-cyborg's agent reported every periodic_interval.
+        self.assertEqual(30, CONF.periodic_interval)
+        self.assertEqual(30, CONF.agent.report_interval)
 
     def test_drivers_read_the_old_groups(self):
         drivers = drivers_base.load(CONF.agent.enabled_drivers)

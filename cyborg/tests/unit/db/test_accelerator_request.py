@@ -202,10 +202,14 @@ class TestAcceleratorRequests(base.TestCase):
         bound, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, self.deployable.id, finish=True)
         self.assertTrue(finished)
-        # The ARQ locked and loaded, a free handle found with its type and
-        # claimed, the ARQ given it, then Bound with Nova's event, and read.
-        self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'UPDATE', 'UPDATE',
-                          'UPDATE', 'INSERT', 'SELECT'],
+        # The ARQ locked and loaded, the deployable's tree locked (its
+        # root found, locked and read: not being programmed), a free handle
+        # found with its type, the host's PCI handles locked to see that its
+        # function is free, the handle claimed, the ARQ given it, then Bound
+        # with Nova's event, and read.
+        self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'SELECT', 'SELECT',
+                          'SELECT', 'UPDATE', 'UPDATE', 'UPDATE', 'INSERT',
+                          'SELECT'],
                          [s for s in statements if s != 'BEGIN'])
         self.assertEqual(states.BOUND, bound.state)
         self.assertEqual('PCI', bound.attach_handle.attach_type)

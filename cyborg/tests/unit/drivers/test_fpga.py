@@ -80,6 +80,8 @@ class TestProgramming(driver_case.DriverTestCase):
         self.conf.config(fpgaconf_path=self.fpgaconf.path,
                          xbmgmt_path=self.xbmgmt.path, group='fpga')
         self.intel = intel_fpga.IntelFpgaDriver()
+        # The vendor tool daemon loads only files of the download directory.
+        self.conf.config(download_dir='/tmp', group='glance')
 
     def _image(self, **props):
         image = {'id': 'c1b5a4e0-0000-4000-8000-000000000001',
@@ -122,7 +124,7 @@ class TestProgramming(driver_case.DriverTestCase):
     def test_topology_functions_missing_from_the_host_are_not_offered(self):
         self._program(self.intel, '0000:5e:00.0', self._image(
             topology='{"pf": [{"pci_offset": 0, "vf": [{"pci_offset": 1},'
-                     ' {"pci_offset": 9}]}]}'))
+                     ' {"pci_offset": 5}]}]}'))
         dep = self.deployables(self.discover(self.intel))['0000:5e:00.0']
         self.assertEqual(['0000:5e:00.1'], self.addresses(dep))
 
@@ -165,52 +167,85 @@ class TestProgramming(driver_case.DriverTestCase):
 
 class TestRunTool(base.TestCase):
 
+    def setUp(self):
+        super().setUp()
+        self.downloads = self.useFixture(fixtures.TempDir()).path
+        self.conf.config(download_dir=self.downloads, group='glance')
+        self.bitstream = os.path.join(self.downloads, 'cyborg-bitstream-1')
+
     def _tool(self, effect=''):
         tool = self.useFixture(cyborg_fixtures.StandInTool('tool', effect))
         self.conf.config(xbmgmt_path=tool.path, group='fpga')
         return tool
 
+    def _command(self, **given):
+        command = {'tool': 'xbmgmt', 'device': '0000:65:00.0',
+                   'bitstream': self.bitstream, 'partition': 'user'}
+        command.update(given)
+        return command
+
     def test_success(self):
         tool = self._tool()
-        fpga.run_tool([tool.path, 'a', 'b'], 'dep')
-        self.assertEqual([['a', 'b']], tool.calls)
+        fpga.run_tool(self._command(), 'dep')
+        self.assertEqual([['program', '--device', '0000:65:00.0', '--user',
+                           self.bitstream, '--force']], tool.calls)
 
     def test_failure_carries_stderr(self):
         tool = self._tool('sys.stderr.write("bad gbs\\n"); sys.exit(3)')
         error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, [tool.path], 'dep')
+                                  fpga.run_tool, self._command(), 'dep')
         self.assertIn('status 3: bad gbs', str(error))
+        self.assertEqual(1, len(tool.calls))
 
     def test_missing_tool(self):
         self.conf.config(fpgaconf_path='/nonexistent/fpgaconf', group='fpga')
-        error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, ['/nonexistent/fpgaconf'],
-                                  'dep')
+        error = self.assertRaises(
+            exception.ProgrammingFailed, fpga.run_tool,
+            self._command(tool='fpgaconf', partition=None), 'dep')
         self.assertIn('cannot be run', str(error))
 
     def test_timeout_kills_the_tool_and_its_children(self):
         self.conf.config(program_timeout=2, group='fpga')
         pid_file = os.path.join(self.useFixture(
             fixtures.TempDir()).path, 'pid')
-        tool = self._tool((
+        self._tool((
             'import subprocess\n'
             'child = subprocess.Popen(["sleep", "60"])\n'
             'open(%r, "w").write(str(child.pid))\n'
             'child.wait()') % pid_file)
         error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, [tool.path], 'dep')
+                                  fpga.run_tool, self._command(), 'dep')
         self.assertIn('within 2 seconds', str(error))
         with open(pid_file) as f:
             child = int(f.read())
         self.assertTrue(_exits(child, timeout=10))
 
-    def test_only_configured_tools_run(self):
-        tool = self.useFixture(cyborg_fixtures.StandInTool('tool'))
-        error = self.assertRaises(exception.ProgrammingFailed,
-                                  fpga.run_tool, [tool.path, 'x'], 'dep')
-        self.assertIn('is not a vendor tool of the [fpga] options',
-                      str(error))
+    def test_bad_arguments_are_refused(self):
+        tool = self._tool()
+        for given, reason in (
+                ({'tool': 'bash'}, 'is not a vendor tool'),
+                ({'tool': tool.path}, 'is not a vendor tool'),
+                ({'device': '0000:65:00.0 --shell'}, 'is not a PCI address'),
+                ({'device': '--shell'}, 'is not a PCI address'),
+                ({'bitstream': '/etc/shadow'}, 'download directory'),
+                ({'bitstream': os.path.join(self.downloads, '..', 'x')},
+                 'download directory'),
+                ({'bitstream': 'cyborg-bitstream-1'}, 'not an absolute'),
+                ({'partition': 'shell --force'}, 'partition'),
+                ({'partition': None}, 'partition')):
+            error = self.assertRaises(exception.ProgrammingFailed,
+                                      fpga.run_tool, self._command(**given),
+                                      'dep')
+            self.assertIn(reason, str(error))
         self.assertEqual([], tool.calls)
+
+    def test_relative_tool_paths_are_refused(self):
+        # Found through PATH, a tool is whatever PATH finds first.
+        self.conf.config(xbmgmt_path='xbmgmt', group='fpga')
+        error = self.assertRaises(exception.ProgrammingFailed,
+                                  fpga.run_tool, self._command(), 'dep')
+        self.assertIn('[fpga] xbmgmt_path', str(error))
+        self.assertIn('not an absolute path', str(error))
 
 
 def _exits(pid, timeout):

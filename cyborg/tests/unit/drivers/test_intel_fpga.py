@@ -15,6 +15,7 @@ import json
 
 from cyborg.drivers import intel_fpga
 from cyborg import exception
+from cyborg.privsep import vendor_tool
 from cyborg.tests.unit.drivers import driver_case
 
 IFID = '9926ab6d-6c92-5a68-aabc-a7d84c545738'
@@ -91,11 +92,12 @@ class TestDiscovery(driver_case.DriverTestCase):
         region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
         self.conf.config(fpgaconf_path='/opt/opae/bin/fpgaconf',
                          group='fpga')
+        self.conf.config(download_dir='/tmp', group='glance')
         self.assertEqual(
             ['/opt/opae/bin/fpgaconf', '-S', '0x0000', '-B', '0x86', '-D',
              '0x00', '-F', '0x0', '/tmp/gbs'],
-            self.driver.command(region, '/tmp/gbs',
-                                {'id': 'img', 'shell_id': IFID}))
+            vendor_tool.argv(**self.driver.command(
+                region, '/tmp/gbs', {'id': 'img', 'shell_id': IFID})))
 
     def test_shell_images_are_refused(self):
         region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
@@ -109,4 +111,13 @@ class TestDiscovery(driver_case.DriverTestCase):
         # Made for the replaced service, which loaded every image.
         region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
         self.assertEqual('/tmp/gbs', self.driver.command(
-            region, '/tmp/gbs', {'id': 'img'})[-1])
+            region, '/tmp/gbs', {'id': 'img'})['bitstream'])
+
+    def test_images_declaring_a_shell_are_refused(self):
+        region = self.driver.fpga_regions(self.scan())['0000:86:00.0']
+        for allow_shell in (False, True):
+            self.assertRaises(exception.BitstreamRejected,
+                              self.driver.command, region, '/tmp/gbs',
+                              {'id': 'img', 'shell_id': IFID,
+                               'shell_image': 'true'},
+                              allow_shell=allow_shell)

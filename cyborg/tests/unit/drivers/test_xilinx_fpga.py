@@ -14,6 +14,8 @@
 import json
 
 from cyborg.drivers import xilinx_fpga
+from cyborg import exception
+from cyborg.privsep import vendor_tool
 from cyborg.tests.unit.drivers import driver_case
 
 LOGIC = ('a7c0f3c1d7ad4e0b9d6f1a2b3c4d5e6f',
@@ -74,13 +76,31 @@ class TestDiscovery(driver_case.DriverTestCase):
                           region.shell_ids))
 
     def test_xbmgmt_commands(self):
+        self.conf.config(download_dir='/tmp', group='glance')
+        self.conf.config(xbmgmt_path='/opt/xilinx/xrt/bin/xbmgmt',
+                         group='fpga')
         region = self.driver.fpga_regions(self.scan())['0000:65:00.0']
+        user = ['/opt/xilinx/xrt/bin/xbmgmt', 'program', '--device',
+                '0000:65:00.0', '--user', '/tmp/a.xclbin', '--force']
+        # A bind loads the user partition, whether the image has a
+        # shell_id or not (the replaced service flashed the shell then).
+        for image in ({'id': 'i', 'shell_id': LOGIC[0]}, {'id': 'i'},
+                      {'id': 'i', 'shell_image': 'false'}):
+            self.assertEqual(user, vendor_tool.argv(**self.driver.command(
+                region, '/tmp/a.xclbin', image)))
+
+    def test_shell_only_in_a_shell_update(self):
+        self.conf.config(download_dir='/tmp', group='glance')
+        self.conf.config(xbmgmt_path='/opt/xilinx/xrt/bin/xbmgmt',
+                         group='fpga')
+        region = self.driver.fpga_regions(self.scan())['0000:65:00.0']
+        shell = {'id': 'i', 'shell_image': 'true'}
+        error = self.assertRaises(exception.BitstreamRejected,
+                                  self.driver.command, region,
+                                  '/tmp/shell.xsabin', shell)
+        self.assertIn('shell image', str(error))
         self.assertEqual(
-            ['xbmgmt', 'program', '--device', '0000:65:00.0', '--user',
-             '/tmp/a.xclbin', '--force'],
-            self.driver.command(region, '/tmp/a.xclbin',
-                                {'id': 'i', 'shell_id': LOGIC[0]}))
-        self.assertEqual(
-            ['xbmgmt', 'program', '--device', '0000:65:00.0', '--shell',
-             '/tmp/shell.xsabin', '--force'],
-            self.driver.command(region, '/tmp/shell.xsabin', {'id': 'i'}))
+            ['/opt/xilinx/xrt/bin/xbmgmt', 'program', '--device',
+             '0000:65:00.0', '--shell', '/tmp/shell.xsabin', '--force'],
+            vendor_tool.argv(**self.driver.command(
+                region, '/tmp/shell.xsabin', shell, allow_shell=True)))
