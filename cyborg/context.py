@@ -17,9 +17,8 @@ from oslo_context import context
 from oslo_db.sqlalchemy import enginefacade
 
 
-#: The keys of a context's dict that are credentials: what must never
-#: leave the process on the message bus but to a service that acts as the
-#: user (see :meth:`RequestContext.to_dict`).
+#: The keys of a context's dict that are credentials: what never leaves
+#: the process on the message bus (see :meth:`RequestContext.to_dict`).
 CREDENTIALS = ('auth_token', 'service_token', 'auth_token_info',
                'auth_plugin')
 
@@ -51,9 +50,9 @@ class RequestContext(context.RequestContext):
         """The context as a dict, with or without the caller's tokens.
 
         :param credentials: keep the user's token (and any other
-            credential). Messages read by processes that must not act as
-            the user (notification listeners, agents on compute hosts)
-            carry a dict without them.
+            credential). RPC messages and notifications carry a dict
+            without them: no process that reads them may act as the user
+            (:class:`cyborg.common.rpc.RequestContextSerializer`).
         """
         values = super().to_dict()
         if not credentials:

@@ -113,15 +113,16 @@ class RequestContextSerializer(messaging.Serializer):
     ``base`` is the versioned-object serializer; the RPC API modules pass
     :class:`cyborg.objects.base.CyborgObjectSerializer`.
 
-    The context goes without the caller's token (nor any other credential)
-    unless ``credentials``: every listener of a notification and every
-    agent of a compute host would otherwise hold the token of whoever made
-    the request, an administrator's included, and could act as them.
+    The context goes without the caller's token (nor any other
+    credential): every listener of a notification, every agent of a
+    compute host and every conductor would otherwise hold the token of
+    whoever made the request, an administrator's included, and could act
+    as them. No server needs it: each calls other services with its own
+    credentials.
     """
 
-    def __init__(self, base, credentials=False):
+    def __init__(self, base):
         self._base = base
-        self._credentials = credentials
 
     def serialize_entity(self, context, entity):
         return self._base.serialize_entity(context, entity)
@@ -130,7 +131,7 @@ class RequestContextSerializer(messaging.Serializer):
         return self._base.deserialize_entity(context, entity)
 
     def serialize_context(self, context):
-        return context.to_dict(credentials=self._credentials)
+        return context.to_dict(credentials=False)
 
     def deserialize_context(self, context):
         return cyborg_context.RequestContext.from_dict(context)
@@ -142,16 +143,10 @@ def _transport():
     return TRANSPORT
 
 
-def get_client(target, serializer, version_cap=None, credentials=False):
-    """An RPC client; ``credentials``: its calls carry the caller's token.
-
-    Only a server that acts as the caller towards another service may get
-    it (:class:`RequestContextSerializer`).
-    """
+def get_client(target, serializer, version_cap=None):
     return messaging.get_rpc_client(
         _transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(serializer,
-                                            credentials=credentials))
+        serializer=RequestContextSerializer(serializer))
 
 
 def get_server(target, endpoints, serializer):

@@ -50,13 +50,10 @@ class ConductorAPI:
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
-        # The conductor asks Glance as the user whose request needs a
-        # bitstream's metadata (cyborg.conductor.programming), so the
-        # API's calls carry the user's token; agents have none to send.
         self.client = rpc.get_client(
             target, objects_base.CyborgObjectSerializer(),
             version_cap=CONF.upgrade_levels.conductor or
-            self.RPC_API_VERSION, credentials=True)
+            self.RPC_API_VERSION)
 
     def _call(self, context, version, method, timeout=None, **kwargs):
         cctxt = self.client.prepare(version=version, timeout=timeout)

@@ -123,7 +123,7 @@ class TestCyborgAPICommand(testtools.TestCase):
                          'auth_strategy is noauth: the API is UNAUTHENTICATED')
 
     def test_noauth_beyond_loopback_is_refused(self):
-        # Every interface (the default of host_ip) or one of the host's
+        # Every interface, IPv4 or IPv6, or one of the host's
         # addresses: anyone on the network would be an administrator.
         for host_ip in ('0.0.0.0', '::', socket.gethostbyname(
                 socket.gethostname())):

@@ -9,13 +9,14 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""No token travels to notification listeners or agents.
+"""No token travels on the bus: to listeners, conductors or agents.
 
 RPC and notifications run on a RabbitMQ virtual host of the test's own.
 A queue of the test, bound to the ``cyborg`` exchange beside the real
-consumers, gets a copy of every notification and of every call to an
-agent, as they are on the wire; their raw bodies must hold no token of
-the user nor of the administrator who made the requests.
+consumers, gets a copy of every notification, of every call to the
+conductors and of every call to an agent, as they are on the wire; their
+raw bodies must hold no token of the user nor of the administrator who
+made the requests.
 """
 
 import json
@@ -34,8 +35,9 @@ from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 
-#: What the copies are taken of: every notification, every agent call.
-WATCHED = ('notifications.#', 'cyborg-agent.#', 'cyborg-agent')
+#: What the copies are taken of: every notification, every RPC call.
+WATCHED = ('notifications.#', 'cyborg-agent.#', 'cyborg-agent',
+           'cyborg-conductor.#', 'cyborg-conductor')
 
 
 def _message(body):
@@ -131,21 +133,29 @@ class TestNoTokenOnTheBus(base.TestCase):
             'instance_uuid': uuidutils.generate_uuid()}})
         self.api.arq_apply_patch(self.user, {arq.uuid: None})
         messages = functional.wait('the notifications', lambda: (
-            lambda taken: taken if len(taken) >= 3 else None)(
-                self._notifications()))
+            lambda taken: taken if len(self._notifications(taken)) >= 3
+            else None)(self._taken()))
         self.assertEqual(
             ['accelerator_request.bind.end',
              'accelerator_request.unbind.end', 'device_profile.create'],
-            sorted(self._event_types(messages)))
+            sorted(_message(body)['event_type']
+                   for _key, body in self._notifications(messages)))
+        # The API's four calls to the conductor went on the wire too.
+        self.assertEqual(
+            ['arq_apply_patch', 'arq_apply_patch', 'arq_create',
+             'device_profile_create'],
+            sorted(_message(body)['method'] for key, body in messages
+                   if key == rpcapi.TOPIC))
         self.assert_no_credentials(messages)
 
-    def _notifications(self):
-        self._taken = getattr(self, '_taken', []) + self.capture.messages()
-        return list(self._taken)
+    def _taken(self):
+        self._copies = getattr(self, '_copies', []) + self.capture.messages()
+        return list(self._copies)
 
     @staticmethod
-    def _event_types(messages):
-        return [_message(body)['event_type'] for _key, body in messages]
+    def _notifications(messages):
+        return [(key, body) for key, body in messages
+                if key.startswith('notifications.')]
 
     def test_the_agent_call_of_an_admin_program(self):
         # No agent listens: the call is on the wire all the same, and
@@ -154,7 +164,8 @@ class TestNoTokenOnTheBus(base.TestCase):
                           self.api.deployable_program, self.admin,
                           self.deployable.uuid, uuidutils.generate_uuid())
         messages = self.capture.messages()
-        self.assertEqual(['cyborg-agent.host1'],
-                         [key for key, _body in messages])
-        self.assertEqual('program', _message(messages[0][1])['method'])
+        self.assertEqual([(rpcapi.TOPIC, 'deployable_program'),
+                          ('cyborg-agent.host1', 'program')],
+                         [(key, _message(body)['method'])
+                          for key, body in messages])
         self.assert_no_credentials(messages)
