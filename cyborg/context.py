@@ -17,6 +17,12 @@ from oslo_context import context
 from oslo_db.sqlalchemy import enginefacade
 
 
+#: The keys of a context's dict that are credentials: what never leaves
+#: the process on the message bus (see :meth:`RequestContext.to_dict`).
+CREDENTIALS = ('auth_token', 'service_token', 'auth_token_info',
+               'auth_plugin')
+
+
 @enginefacade.transaction_context_provider
 class RequestContext(context.RequestContext):
     """Who is asking, and on behalf of which project."""
@@ -38,6 +44,20 @@ class RequestContext(context.RequestContext):
         # reads the mapping, whether a rule uses is_admin or not.
         values = dict(super().to_policy_values())
         values['is_admin'] = self.is_admin
+        return values
+
+    def to_dict(self, credentials=True):
+        """The context as a dict, with or without the caller's tokens.
+
+        :param credentials: keep the user's token (and any other
+            credential). RPC messages and notifications carry a dict
+            without them: no process that reads them may act as the user
+            (:class:`cyborg.common.rpc.RequestContextSerializer`).
+        """
+        values = super().to_dict()
+        if not credentials:
+            for key in CREDENTIALS:
+                values.pop(key, None)
         return values
 
     @classmethod

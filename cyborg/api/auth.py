@@ -17,12 +17,17 @@ request context. Version discovery (``GET /`` and ``GET /v2``) and the
 OpenAPI document (``GET /v2/openapi.json``) are public.
 """
 
+import ipaddress
+import socket
+
 from keystonemiddleware import auth_token
+from oslo_log import log
 
 import cyborg.conf
 from cyborg import exception
 
 CONF = cyborg.conf.CONF
+LOG = log.getLogger(__name__)
 
 #: Paths served without authentication (version discovery and the
 #: OpenAPI document).
@@ -117,10 +122,50 @@ class KeystoneAuth:
 
 
 def middleware(app, conf):
-    """Wrap ``app`` in the authentication ``[api] auth_strategy`` names."""
+    """Wrap ``app`` in the authentication ``[api] auth_strategy`` names.
+
+    With ``noauth`` it says so loudly: every caller is whoever it claims,
+    an administrator when it claims nothing.
+    """
     if conf.api.auth_strategy == 'noauth':
+        LOG.warning('[api] auth_strategy is noauth: the API is '
+                    'UNAUTHENTICATED; any caller that reaches it is '
+                    'whoever it claims to be, an administrator when it '
+                    'claims nothing. For development and tests only.')
         return NoAuth(app, conf)
     return KeystoneAuth(app, conf)
+
+
+def _is_loopback(host):
+    """Whether every address ``host`` names is a loopback address."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return bool(infos) and all(
+        ipaddress.ip_address(info[4][0].split('%')[0]).is_loopback
+        for info in infos)
+
+
+def unsafe_noauth_address(conf):
+    """Why the API must not serve ``conf``'s ``[api] host_ip``, or None.
+
+    ``noauth`` is served on loopback only, unless ``[api]
+    noauth_allow_remote`` says the network is trusted.
+    """
+    api = conf.api
+    if (api.auth_strategy != 'noauth' or api.noauth_allow_remote or
+            _is_loopback(api.host_ip)):
+        return None
+    return ('[api] auth_strategy is noauth and host_ip %s is not a loopback '
+            'address: anyone who reaches it would be an administrator. '
+            'Listen on 127.0.0.1 or ::1, use auth_strategy = keystone, or '
+            'set [api] noauth_allow_remote = True on a trusted test '
+            'network.' % api.host_ip)
 
 
 def require_service_token(context, action):

@@ -18,7 +18,8 @@ keeps the others and sends them again (:mod:`cyborg.conductor.nova_events`).
 An event Nova refuses because the instance is gone or not on a host yet
 (404 or 422 per event) is done with: no instance waits for it.
 ``cyborg-manage audit`` asks whether a server exists
-(:meth:`NovaClient.server_exists`).
+(:meth:`NovaClient.server_exists`), and first whether Nova shows it every
+project's servers (:meth:`NovaClient.sees_all_projects`).
 """
 
 from keystoneauth1 import exceptions as ks_exc
@@ -107,6 +108,34 @@ class NovaClient:
         raise exception.NovaUnavailable(reason='GET /servers/%s: HTTP %d %s'
                                         % (server_uuid, response.status_code,
                                            response.text[:200]))
+
+    def sees_all_projects(self, context):
+        """Whether Nova shows ``[nova]``'s user the servers of every project.
+
+        Nova answers ``GET /servers/<uuid>`` 404 both for a server that is
+        gone and for one of another project that the caller may not see:
+        a user with only the ``service`` role, as devstack and the install
+        guide make, sees none. Listing the servers of all projects
+        (``all_tenants``) is admin-only by default
+        (``os_compute_api:servers:index:get_all_tenants``); Nova answers
+        403 to a caller that may not.
+
+        :returns: True when Nova lists every project's servers (200),
+            False when it refuses to (403).
+        :raises NovaUnavailable: Nova could not be reached or answered
+            anything else; nothing can be said.
+        """
+        try:
+            response = self._api().get(
+                '/servers', params={'all_tenants': '1', 'limit': '1'},
+                global_request_id=context.global_id)
+        except ks_exc.ClientException as e:
+            raise exception.NovaUnavailable(reason=str(e))
+        if response.status_code in (200, 403):
+            return response.status_code == 200
+        raise exception.NovaUnavailable(
+            reason='GET /servers?all_tenants=1: HTTP %d %s' % (
+                response.status_code, response.text[:200]))
 
     @staticmethod
     def _answered(events, response):

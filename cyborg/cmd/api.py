@@ -41,6 +41,7 @@ from oslo_log import log
 import oslo_messaging as messaging
 
 from cyborg.api import app
+from cyborg.api import auth
 from cyborg.common import rpc
 from cyborg.common import service
 from cyborg.conductor import service as conductor_service
@@ -157,8 +158,16 @@ def on_fake_transport(conf):
     return messaging.TransportURL.parse(conf).transport == 'fake'
 
 
+#: The exit status of a refusal to start (as oslo.config's for bad options).
+REFUSED = 2
+
+
 def main(argv=None):
     startup.prepare_server('cyborg-api', argv)
+    refusal = auth.unsafe_noauth_address(CONF)
+    if refusal:
+        LOG.error('cyborg-api will not start: %s', refusal)
+        return REFUSED
     try:
         # Checked before the workers start, which would each fail.
         tls_adapter(CONF)

@@ -26,7 +26,8 @@ they were created with.
 disagrees; ``--heal`` repairs what is safe to repair
 (:mod:`cyborg.conductor.audit`, ``doc/source/admin/audit.rst``). It exits
 0 when all agree, 1 when findings remain, 2 when Placement or Nova could
-not be read.
+not be read (Nova also when it does not show every project's servers to
+``[nova]``'s user); ``--heal`` then refuses to change anything.
 """
 
 import json
@@ -122,6 +123,9 @@ def _audit():
     report = checker.run()
     if heal:
         checker.heal(report)
+        if report.refused:
+            print('cyborg-manage audit: --heal refused: %s' % report.refused,
+                  file=sys.stderr)
     if CONF.category.format == 'json':
         print(json.dumps(dict(report.as_dict(), healed=heal), indent=2,
                          sort_keys=True))

@@ -112,6 +112,13 @@ class RequestContextSerializer(messaging.Serializer):
 
     ``base`` is the versioned-object serializer; the RPC API modules pass
     :class:`cyborg.objects.base.CyborgObjectSerializer`.
+
+    The context goes without the caller's token (nor any other
+    credential): every listener of a notification, every agent of a
+    compute host and every conductor would otherwise hold the token of
+    whoever made the request, an administrator's included, and could act
+    as them. No server needs it: each calls other services with its own
+    credentials.
     """
 
     def __init__(self, base):
@@ -124,7 +131,7 @@ class RequestContextSerializer(messaging.Serializer):
         return self._base.deserialize_entity(context, entity)
 
     def serialize_context(self, context):
-        return context.to_dict()
+        return context.to_dict(credentials=False)
 
     def deserialize_context(self, context):
         return cyborg_context.RequestContext.from_dict(context)

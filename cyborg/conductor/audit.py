@@ -108,6 +108,8 @@ class Report:
 
     findings: list = dataclasses.field(default_factory=list)
     unchecked: dict = dataclasses.field(default_factory=dict)
+    #: Why ``--heal`` changed nothing, when it refused to.
+    refused: str = ''
 
     @property
     def remaining(self):
@@ -124,6 +126,7 @@ class Report:
                                    'reason': self.unchecked.get(name)}
                             for name in SOURCES},
                 'findings': [f.as_dict() for f in self.findings],
+                'heal_refused': self.refused or None,
                 'exit_status': self.exit_status()}
 
 
@@ -154,6 +157,7 @@ class Audit:
         self._nova = nova_client or nova.NovaClient(conf)
         self._report = Report()
         self._servers = {}
+        self._sees_all = None
         self._synced = {}
         self._owner = 'cyborg-manage-audit:%s:%d' % (socket.gethostname(),
                                                      os.getpid())
@@ -187,9 +191,33 @@ class Audit:
             kind, obj, host or '-', detail, advice=advice, repair=repair,
             action=('--heal: ' + fix) if repair else 'left: ' + advice))
 
+    def _nova_sees_all(self):
+        """Whether Nova's 404 for a server says it is gone.
+
+        Only for a user Nova shows every project's servers: to any other,
+        a live server of another project is 404 too, and an audit that
+        took it for gone would unbind the accelerators of every server.
+        Otherwise Nova counts as not read, and no server as gone.
+        """
+        if self._sees_all is None:
+            try:
+                self._sees_all = self._nova.sees_all_projects(self._context)
+            except exception.NovaUnavailable as e:
+                self._report.unchecked[NOVA] = str(e)
+                self._sees_all = False
+                return False
+            if not self._sees_all:
+                self._report.unchecked[NOVA] = (
+                    "[nova]'s user may not list every project's servers "
+                    "(GET /servers?all_tenants=1 answered 403), so Nova "
+                    "answers 404 for the live servers of other projects "
+                    "too: no server is taken for gone. Give that user the "
+                    "admin role in Nova to audit servers")
+        return self._sees_all
+
     def _server_known(self, server_uuid):
-        """Whether Nova knows the server; None when Nova did not answer."""
-        if NOVA in self._report.unchecked:
+        """Whether Nova knows the server; None when Nova cannot tell."""
+        if NOVA in self._report.unchecked or not self._nova_sees_all():
             return None
         if server_uuid not in self._servers:
             try:
@@ -374,7 +402,21 @@ class Audit:
     # --- repairing ----------------------------------------------------------
 
     def heal(self, report):
-        """Repair each finding that can be; says what was done in each."""
+        """Repair each finding that can be; says what was done in each.
+
+        Nothing is repaired when a source could not be read (Nova not
+        showing every project's servers included): a repair judged from
+        part of the picture may undo live state. ``report.refused`` then
+        says why.
+        """
+        if report.unchecked:
+            report.refused = ('not every source could be read (%s): '
+                              'nothing was changed' % ', '.join(
+                                  sorted(report.unchecked)))
+            for finding in report.findings:
+                if finding.repair is not None:
+                    finding.action = '--heal refused: ' + report.refused
+            return report
         for finding in report.findings:
             if finding.repair is None:
                 continue

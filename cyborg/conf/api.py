@@ -95,11 +95,34 @@ identity a request claims, so anyone who can reach the API can do anything
 policy allows to the claimed roles; it exists for development, the
 all-in-one mode and tests.
 
+With ``noauth`` the API logs a warning as it starts, and ``cyborg-api``
+refuses to start on an address other than a loopback one unless
+``noauth_allow_remote`` is set.
+
 Related options:
 
 * ``noauth_default_project_id``
 * ``noauth_default_user_id``
 * ``noauth_default_roles``
+* ``noauth_allow_remote``
+"""),
+    cfg.BoolOpt(
+        'noauth_allow_remote',
+        default=False,
+        help="""
+Let ``cyborg-api`` serve ``auth_strategy = noauth`` beyond loopback.
+
+By default ``cyborg-api`` with ``noauth`` refuses to start unless
+``host_ip`` is a loopback address (``127.0.0.1``, ``::1`` or a name that
+resolves only to loopback addresses): with ``noauth`` any caller that can
+reach the API is an administrator. Set it only on an isolated test network
+where every host that can reach the port is trusted. A WSGI server decides
+its own addresses, so this option does not apply there.
+
+Related options:
+
+* ``auth_strategy``
+* ``host_ip``
 """),
     cfg.StrOpt(
         'noauth_default_project_id',

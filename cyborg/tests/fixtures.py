@@ -86,12 +86,16 @@ class Database(fixtures.Fixture):
 
 
 class RPC(fixtures.Fixture):
-    """oslo.messaging on the in-process fake:// transport."""
+    """oslo.messaging on the in-process fake:// transport, or on ``url``."""
+
+    def __init__(self, url='fake://'):
+        super().__init__()
+        self.url = url
 
     def _setUp(self):
         self.useFixture(fixtures.MonkeyPatch(
             'cyborg.common.rpc.TRANSPORT', None))
-        rpc.init(CONF, url='fake://')
+        rpc.init(CONF, url=self.url)
         self.addCleanup(rpc.cleanup)
 
 

@@ -42,12 +42,28 @@ GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 
 
 class _Servers:
-    """Nova's ``GET /servers/<uuid>``, for the servers in :attr:`known`."""
+    """Nova's ``GET /servers/<uuid>``, for the servers in :attr:`known`.
+
+    ``GET /servers?all_tenants=1`` answers 200 as to an admin, or 403 as
+    to a user with only the ``service`` role while :attr:`all_projects`
+    is false; such a user gets 404 for every server of another project.
+    """
 
     def __init__(self):
         self.known = set()
+        self.all_projects = True
 
     def __call__(self, environ, start_response):
+        if environ['PATH_INFO'].rstrip('/') == '/servers':
+            status, answer = ('200 OK', {'servers': []}) \
+                if self.all_projects else ('403 Forbidden', {'forbidden': {
+                    'code': 403, 'message': "Policy doesn't allow "
+                    "os_compute_api:servers:index:get_all_tenants to be "
+                    "performed."}})
+            body = json.dumps(answer).encode()
+            start_response(status, [('Content-Type', 'application/json'),
+                                    ('Content-Length', str(len(body)))])
+            return [body]
         server = environ['PATH_INFO'].rstrip('/').rsplit('/', 1)[-1]
         found = (environ['REQUEST_METHOD'] == 'GET' and
                  environ['PATH_INFO'].startswith('/servers/') and
@@ -335,3 +351,43 @@ class TestAudit(base.TestCase):
         self.assertEqual(states.BOUND, db_api.get(
             self.ctx, 'accelerator_request', seeded['orphan'].uuid).state)
         self.assertEqual(2, len(self._allocations(seeded['stray'])))
+
+    def test_heal_refused_when_nova_hides_other_projects(self):
+        # [nova]'s user has only the service role: every server of another
+        # project is 404 to it, live or not. Nothing may be judged gone.
+        seeded = self._seed()
+        self.servers.all_projects = False
+        self.servers.known.clear()
+        result = self._manage('--format', 'json', '--heal')
+        self.assertEqual(2, result.returncode, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertFalse(report['sources']['nova']['checked'])
+        self.assertIn('all_tenants=1 answered 403',
+                      report['sources']['nova']['reason'])
+        self.assertIn('--heal refused: not every source could be read '
+                      '(nova): nothing was changed', result.stderr)
+        self.assertTrue(report['heal_refused'])
+        found = self._found(report)
+        self.assertNotIn(('orphaned_arq', seeded['orphan'].uuid), found)
+        self.assertFalse(any(f['repaired'] for f in found.values()), found)
+        # Nothing changed: ARQs bound, handles in use, allocations and
+        # providers kept.
+        for arq in (seeded['orphan'], seeded['ok_arq']):
+            arq = db_api.get(self.ctx, 'accelerator_request', arq.uuid)
+            self.assertEqual(states.BOUND, arq.state)
+            self.assertTrue(db_api.get_by_id(
+                self.ctx, 'attach_handle', arq.attach_handle_id).in_use)
+        self.assertTrue(db_api.get(self.ctx, 'attach_handle',
+                                   seeded['handle']).in_use)
+        self.assertEqual(1, len(self._allocations(seeded['gone'])))
+        self.assertEqual(2, len(self._allocations(seeded['stray'])))
+        self.assertEqual(200, self.direct.get(
+            '/resource_providers/%s' % seeded['stray_rp']).status_code)
+        inventory = self.direct.get('/resource_providers/%s/inventories' %
+                                    seeded['drift_rp']).json()
+        self.assertEqual(5, inventory['inventories']['FPGA']['total'])
+        # The table says so too.
+        table = self._manage('--heal')
+        self.assertEqual(2, table.returncode)
+        self.assertIn('Nova not checked: [nova]\'s user may not list every '
+                      'project\'s servers', table.stdout)

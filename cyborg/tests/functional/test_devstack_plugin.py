@@ -152,6 +152,10 @@ class PluginTestCase(testtools.TestCase):
         self.tempest_conf = self.tmp / 'tempest.conf'
         (self.tmp / 'sudoers.d').mkdir()
         self.sudoers = self.tmp / 'sudoers.d' / 'cyborg-privsep'
+        # Root's, outside the directories $STACK_USER owns.
+        self.privsep_dir = self.tmp / 'etc' / 'cyborg-privsep'
+        self.privsep_conf = self.privsep_dir / 'cyborg.conf'
+        self.privsep_helper = self.tmp / 'libexec' / 'privsep-helper'
         # What stackrc and local.conf give the plugin; nothing else of the
         # caller's environment gets through.
         self.env = {
@@ -180,6 +184,8 @@ class PluginTestCase(testtools.TestCase):
             'CYBORG_CONF_DIR': str(self.conf_dir),
             'CYBORG_HOST': 'compute-1',
             'CYBORG_SUDOERS_FILE': str(self.sudoers),
+            'CYBORG_PRIVSEP_CONF_DIR': str(self.privsep_dir),
+            'CYBORG_PRIVSEP_HELPER': str(self.privsep_helper),
         }
         if 'PYTHONPATH' in os.environ:
             self.env['PYTHONPATH'] = os.environ['PYTHONPATH']
@@ -254,16 +260,43 @@ class PluginTestCase(testtools.TestCase):
         return conf
 
     def assertPrivsep(self, conf, calls):
-        """The agent starts each privileged daemon as sudoers allows it."""
-        helper = 'sudo %s/privsep-helper --config-file %s' % (
-            STUB_BIN, self.conf_file)
+        """The agent starts each privileged daemon as sudoers allows it.
+
+        The rules name a program and a configuration root owns, in
+        directories root owns: not the stack user's cyborg.conf nor its
+        console scripts, which would let it choose what root runs.
+        """
+        helper = 'sudo %s --config-file %s' % (self.privsep_helper,
+                                               self.privsep_conf)
         self.assertEqual(0o440, self.sudoers.stat().st_mode & 0o777)
         rules = [line for line in self.sudoers.read_text().splitlines()
                  if not line.startswith('#')]
         self.assertEqual(len(privsep.CONTEXTS), len(rules))
+        for rule in rules:
+            self.assertNotIn(str(self.conf_dir) + '/', rule)
+            self.assertNotIn(str(STUB_BIN) + '/', rule)
         self.assertCallsInOrder([
-            ('sudo', 'visudo', '-c', '-q', '-f'),
-        ], [call[:5] for call in calls])
+            ('sudo', 'install', '-d', '-o', 'root', '-g', 'root', '-m',
+             '0755', str(self.privsep_helper.parent)),
+            ('sudo', 'visudo'),
+            ('sudo', 'install', '-d', '-o', 'root', '-g', 'root', '-m',
+             '0755', str(self.privsep_dir)),
+            ('sudo', 'install', '-o', 'root', '-g', 'root', '-m', '0600',
+             str(self.conf_file), str(self.privsep_conf)),
+            ('run_process', 'cyborg-agent'),
+        ], [call[:10] if call[:2] == ('sudo', 'install') else call[:2]
+            for call in calls])
+        self.assertIn(('sudo', 'install', '-o', 'root', '-g', 'root', '-m',
+                       '0755', str(self.privsep_helper)),
+                      [call[:8] + call[9:] for call in calls
+                       if call[:2] == ('sudo', 'install')])
+        self.assertEqual(0o755, self.privsep_helper.stat().st_mode & 0o777)
+        self.assertIn('exec %s/privsep-helper "$@"' % STUB_BIN,
+                      self.privsep_helper.read_text())
+        # The daemons read what the agent reads, as devstack left it.
+        self.assertEqual(0o600, self.privsep_conf.stat().st_mode & 0o777)
+        self.assertEqual(self.conf_file.read_text(),
+                         self.privsep_conf.read_text())
         self.assertEqual([], named(calls, 'die'))
         for context, _caps in privsep.CONTEXTS:
             section = conf[context.cfg_section]
@@ -501,6 +534,8 @@ class TestDevstackPlugin(PluginTestCase):
 
         self.assertEqual([], named(calls, 'visudo', 'die'))
         self.assertFalse(self.sudoers.exists())
+        self.assertFalse(self.privsep_conf.exists())
+        self.assertFalse(self.privsep_helper.exists())
         ini = read_ini(self.conf_file)
         for context, _caps in privsep.CONTEXTS:
             self.assertNotIn(context.cfg_section, ini)
@@ -783,14 +818,15 @@ class TestPrivsepSudoersRules(PluginTestCase):
         return result.returncode == 0
 
     def test_rules_allow_the_helper_commands_only(self):
+        helper_path = self.bin_dir / 'privsep-helper'
         self.env.update(STACK_USER=self.user,
                         CYBORG_PRIVSEP_TMPDIR=tempfile.gettempdir(),
+                        CYBORG_PRIVSEP_HELPER=str(helper_path),
                         PATH=os.environ['PATH'])
         rules = self.tmp / 'rules'
         self._bash([
             'source %s/settings' % PLUGIN_DIR,
             'source %s/lib/cyborg' % PLUGIN_DIR,
-            'CYBORG_BIN_DIR=%s' % self.bin_dir,
             'cyborg_privsep_sudoers_rules > %s' % rules,
         ])
         subprocess.run(['visudo', '-c', '-q', '-f', str(rules)], check=True)
@@ -802,8 +838,8 @@ class TestPrivsepSudoersRules(PluginTestCase):
         # cyborg.conf as the plugin writes it, for oslo.privsep to build
         # the commands from.
         self.conf_dir.mkdir(parents=True)
-        helper = 'sudo %s/privsep-helper --config-file %s' % (
-            self.bin_dir, self.conf_file)
+        helper = 'sudo %s --config-file %s' % (helper_path,
+                                               self.privsep_conf)
         self.conf_file.write_text(''.join(
             '[%s]\nhelper_command = %s\n' % (context.cfg_section, helper)
             for context, _caps in privsep.CONTEXTS))

@@ -214,13 +214,33 @@ class AcceleratorRequestsController(base.CollectionController):
                     'Deleting accelerator requests bound to an instance'))
             base.conductor().arq_delete(ctx, uuids=uuids)
         else:
-            instance = params['instance'].lower()
-            owners = {arq.project_id for arq in ARQ.list(
-                ctx, filters={'instance_uuid': instance})}
-            # Nothing to delete is still the caller's own request.
-            _authorize_owners(ctx, rules.DELETE,
-                              owners or {ctx.project_id})
-            auth.require_service_token(ctx, _('Deleting the accelerator '
-                                              'requests of an instance'))
-            base.conductor().arq_delete(ctx, instance_uuid=instance)
+            self._delete_instance(ctx, params['instance'].lower())
         return base.empty(204)
+
+    @staticmethod
+    def _delete_instance(ctx, instance):
+        """Delete the instance's ARQs of the caller's project.
+
+        Only an administrator's request reaches other projects' ARQs.
+        Nova deletes them with the token of the user deleting the server
+        (its project's, or an administrator's) and its service token
+        beside it, so this is all Nova needs; a service account of its
+        own, or a member of another project, deletes nothing, and gets
+        the same answer whether the instance has ARQs or not.
+        """
+        arqs = ARQ.list(ctx, filters={'instance_uuid': instance})
+        own = [arq for arq in arqs
+               if ctx.is_admin or arq.project_id == ctx.project_id]
+        # Nothing to delete is still the caller's own request.
+        _authorize_owners(ctx, rules.DELETE,
+                          {arq.project_id for arq in own} or
+                          {ctx.project_id})
+        auth.require_service_token(ctx, _('Deleting the accelerator '
+                                          'requests of an instance'))
+        if not own:
+            return
+        if len(own) == len(arqs):
+            base.conductor().arq_delete(ctx, instance_uuid=instance)
+        else:
+            base.conductor().arq_delete(
+                ctx, uuids=sorted(arq.uuid for arq in own))

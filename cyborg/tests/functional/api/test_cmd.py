@@ -45,23 +45,37 @@ class TestCyborgAPICommand(testtools.TestCase):
         engine.dispose()
         self.port = _free_port()
 
-    def _start(self, transport_url):
+    def _process(self, transport_url, host_ip='127.0.0.1', extra=''):
         conf = '%s/cyborg.conf' % self.state
         with open(conf, 'w') as f:
             f.write('[DEFAULT]\ntransport_url = %s\n'
                     '[database]\nconnection = %s\n'
-                    '[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\n'
-                    'port = %d\napi_workers = 2\n' % (
-                        transport_url, self.database, self.port))
-        process = subprocess.Popen(
-            [sys.executable, '-c',
-             'import sys; from cyborg.cmd import api; sys.exit(api.main())',
-             '--config-file', conf],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(process.stderr.close)
+                    '[api]\nauth_strategy = noauth\nhost_ip = %s\n'
+                    'port = %d\napi_workers = 2\n%s' % (
+                        transport_url, self.database, host_ip, self.port,
+                        extra))
+        self.stderr = '%s/stderr' % self.state
+        with open(self.stderr, 'w') as stderr:
+            process = subprocess.Popen(
+                [sys.executable, '-c', 'import sys; from cyborg.cmd import '
+                 'api; sys.exit(api.main())', '--config-file', conf],
+                stdout=stderr, stderr=subprocess.STDOUT, text=True)
         self.addCleanup(process.wait, 30)
+        return process
+
+    def _start(self, transport_url, **kwargs):
+        process = self._process(transport_url, **kwargs)
         self.addCleanup(process.send_signal, signal.SIGTERM)
         return self._wait_until_serving(process)
+
+    @staticmethod
+    def _stop(process):
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+
+    def _log(self):
+        with open(self.stderr) as f:
+            return f.read()
 
     def _get(self, path, body=None):
         url = 'http://127.0.0.1:%d%s' % (self.port, path)
@@ -76,7 +90,7 @@ class TestCyborgAPICommand(testtools.TestCase):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                self.fail('cyborg-api exited: %s' % process.stderr.read())
+                self.fail('cyborg-api exited: %s' % self._log())
             try:
                 return self._get('/')
             except (urllib.error.URLError, ConnectionError):
@@ -102,6 +116,34 @@ class TestCyborgAPICommand(testtools.TestCase):
         backlogs = [int(line.split()[2]) for line in listening if line]
         self.assertEqual(2, len(backlogs), listening)
         self.assertEqual([], [b for b in backlogs if b < 128])
+
+    def test_noauth_is_said_at_start(self):
+        self._start('fake://')
+        self.assertRegex(self._log(), 'WARNING cyborg.api.auth .* '
+                         'auth_strategy is noauth: the API is UNAUTHENTICATED')
+
+    def test_noauth_beyond_loopback_is_refused(self):
+        # Every interface, IPv4 or IPv6, or one of the host's
+        # addresses: anyone on the network would be an administrator.
+        for host_ip in ('0.0.0.0', '::', socket.gethostbyname(
+                socket.gethostname())):
+            if host_ip.startswith('127.'):
+                continue
+            process = self._process('fake://', host_ip=host_ip)
+            self.addCleanup(self._stop, process)
+            self.assertEqual(2, process.wait(60), host_ip)
+            self.assertIn('cyborg-api will not start: [api] auth_strategy '
+                          'is noauth and host_ip %s is not a loopback '
+                          'address' % host_ip, self._log())
+            with socket.socket() as sock:
+                self.assertNotEqual(0, sock.connect_ex(
+                    ('127.0.0.1', self.port)))
+
+    def test_noauth_beyond_loopback_when_allowed(self):
+        status, _root = self._start(
+            'fake://', host_ip='0.0.0.0', extra='noauth_allow_remote = True\n')
+        self.assertEqual(200, status)
+        self.assertIn('UNAUTHENTICATED', self._log())
 
     def test_all_in_one_on_fake_transport(self):
         self._start('fake://')

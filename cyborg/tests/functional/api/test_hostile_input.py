@@ -184,3 +184,38 @@ class TestHostileInput(test_routes.APITestCase):
         for text in ('0', '01', '-1', '2147483648', '2147483650',
                      '2200000000', '9999999999', '1 '):
             self.assertNotRegex(text, pattern)
+
+    def test_a_deeply_nested_body(self):
+        # json.loads raised RecursionError: a 500. Every documented call
+        # that reads a body, at depths the decoder takes and at depths it
+        # does not, answers 400 and changes nothing.
+        log = self.useFixture(fixtures_lib.FakeLogger())
+        for depth in (50000, 5000, 500):
+            for opener, closer in (('[', ']'), ('{"a":', '}')):
+                raw = (opener * depth + '1' + closer * depth).encode()
+                if len(raw) > 100 * 1024:
+                    # The body size limit would answer first (413).
+                    raw = (opener * 15000 + '1' + closer * 15000).encode()
+                refused = set()
+                for method, url in _documented_calls():
+                    if method == 'DELETE':
+                        continue    # Takes no body; would delete 'kept'.
+                    request = webob.Request.blank(
+                        url, method=method, body=raw, headers={
+                            'Content-Type': 'application/json',
+                            'OpenStack-API-Version': 'accelerator latest'})
+                    response = request.get_response(self.app)
+                    where = (method, url, depth, opener)
+                    self.assertLess(response.status_int, 500, where)
+                    if 'nested more than' in response.text:
+                        self.assertEqual(400, response.status_int, where)
+                        refused.add((method, url.split('/')[2]))
+                self.assertLessEqual({
+                    ('POST', 'device_profiles'),
+                    ('PATCH', 'device_profiles'),
+                    ('POST', 'accelerator_requests'),
+                    ('PATCH', 'accelerator_requests'),
+                    ('POST', 'attributes'),
+                    ('PATCH', 'deployables')}, refused)
+        self.assertNotIn('Traceback', log.output)
+        self.assertEqual(['kept'], self._profiles())

@@ -24,6 +24,7 @@ import os
 import fixtures
 import openstack
 from openstack import config as openstack_config
+from oslo_utils import uuidutils
 import requests
 
 from cyborg import policies
@@ -396,6 +397,33 @@ class TestServiceTokenGates(KeystoneTestCase):
         self.assertEqual({self.uuid}, self.arq_uuids('member'))
         self.assertEqual(204, self.call('DELETE', path, 'member',
                                         service='service').status_code)
+        self.assertEqual(set(), self.arq_uuids('member'))
+
+    def test_deleting_by_instance_of_another_project(self):
+        # A service account (Nova's user, service role only) or a member
+        # of another project, with a service token: nothing is deleted,
+        # and the answer is the same as for an instance with no ARQs.
+        self.assertEqual(202, self.bind())
+        path = '/accelerator_requests?instance='
+        for persona in ('service', 'member-b'):
+            for instance in (test_clients.INSTANCE,
+                             uuidutils.generate_uuid()):
+                self.assertEqual(204, self.call(
+                    'DELETE', path + instance, persona,
+                    service='service').status_code, (persona, instance))
+            self.assertEqual('Bound', self.state(), persona)
+        self.assertEqual({self.uuid}, self.arq_uuids('member'))
+        # The owner's deletion, as Nova makes it, still deletes.
+        self.assertEqual(204, self.call(
+            'DELETE', path + test_clients.INSTANCE, 'member',
+            service='service').status_code)
+        self.assertEqual(set(), self.arq_uuids('member'))
+
+    def test_an_administrator_deletes_by_instance(self):
+        self.assertEqual(202, self.bind())
+        self.assertEqual(204, self.call(
+            'DELETE', '/accelerator_requests?instance=' +
+            test_clients.INSTANCE, 'admin', service='service').status_code)
         self.assertEqual(set(), self.arq_uuids('member'))
 
 
