@@ -46,6 +46,10 @@ MICROVERSION = '1.26'
 #: included, guarded by that generation: what taking one provider out of
 #: a consumer's allocations needs (``cyborg-manage audit --heal``).
 ALLOCATIONS_MICROVERSION = '1.38'
+#: The type Placement shows for a consumer written without one, which it
+#: refuses as a type, and the last microversion that writes none.
+UNKNOWN_CONSUMER_TYPE = 'unknown'
+UNTYPED_ALLOCATIONS_MICROVERSION = '1.36'
 
 CUSTOM_PREFIX = 'CUSTOM_'
 
@@ -332,15 +336,22 @@ class PlacementClient:
             allocations = held.get('allocations', {})
             if rp_uuid not in allocations:
                 return False
-            resp = self._request('POST', url, {consumer: {
+            body = {
                 'allocations': {rp: {'resources': a['resources']}
                                 for rp, a in allocations.items()
                                 if rp != rp_uuid},
                 'consumer_generation': held['consumer_generation'],
-                'consumer_type': held['consumer_type'],
                 'project_id': held['project_id'],
-                'user_id': held['user_id']}},
-                microversion=ALLOCATIONS_MICROVERSION)
+                'user_id': held['user_id']}
+            microversion = ALLOCATIONS_MICROVERSION
+            if held['consumer_type'] == UNKNOWN_CONSUMER_TYPE:
+                # Written without a type (as Nova's scheduler writes), and
+                # written back the same way: the placeholder is no type.
+                microversion = UNTYPED_ALLOCATIONS_MICROVERSION
+            else:
+                body['consumer_type'] = held['consumer_type']
+            resp = self._request('POST', url, {consumer: body},
+                                 microversion=microversion)
             if resp.status_code == 204:
                 return True
             if resp.status_code != 409 or _error_code(resp) != (

@@ -135,12 +135,17 @@ class TestAudit(base.TestCase):
                                  'max_unit': total}}})
         self.assertEqual(200, resp.status_code, resp.text)
 
-    def _allocate(self, consumer, allocations):
-        resp = self.direct.put('/allocations/%s' % consumer, json={
-            'allocations': {rp: {'resources': r}
-                            for rp, r in allocations.items()},
-            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
-            'consumer_type': 'INSTANCE'})
+    def _allocate(self, consumer, allocations, typed=True):
+        body = {'allocations': {rp: {'resources': r}
+                                for rp, r in allocations.items()},
+                'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': None}
+        if typed:
+            body['consumer_type'] = 'INSTANCE'
+        # Untyped as Nova's scheduler writes them, below microversion 1.38:
+        # Placement then shows the consumer's type as "unknown".
+        resp = self.direct.put('/allocations/%s' % consumer, json=body,
+                               microversion='1.39' if typed else '1.36')
         self.assertEqual(204, resp.status_code, resp.text)
 
     def _allocations(self, consumer):
@@ -194,7 +199,7 @@ class TestAudit(base.TestCase):
         # the compute node.
         stray = uuidutils.generate_uuid()
         self._allocate(stray, {ok.rp_uuid: {'FPGA': 1},
-                               self.compute_rp: {'VCPU': 2}})
+                               self.compute_rp: {'VCPU': 2}}, typed=False)
         seeded['stray'] = stray
         # A handle in use that no ARQ holds.
         free = db_api.get_all(self.ctx, 'attach_handle', filters={
