@@ -45,10 +45,12 @@ import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import attach_handle as handle_obj
+from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import control_path as cpid_obj
 from cyborg.objects import cyborg17_report
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
+from cyborg.objects import driver_report
 from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
@@ -92,27 +94,60 @@ def _record(context, hostname, client=None):
 def report(context, hostname, driver_device_list, owner, client=None):
     """Apply a 17.0.0 agent's ``report_data`` as this release's report.
 
-    A report holding a stub device (one 17.0.0's conductor keeps as it is
-    recorded) is not applied: the host's inventory stays as it is until
-    the agent's next full report.
+    A stub device (one its driver could not read whole) stays as it is
+    recorded, or unrecorded, as 17.0.0's conductor kept it.
 
     :param client: a :class:`cyborg.clients.placement.PlacementClient`.
-    :returns: whether the report was applied (the host then needs a
-        Placement sync).
     :raises InvalidHostReport: a value this release does not know.
     :raises HostLeaseHeld: another conductor reconciles the host.
     :raises ResourceProviderNotFound: Placement does not know the compute
         node the agent reported under.
     """
-    if cyborg17_report.has_stub(driver_device_list):
-        LOG.info('Report of host %s holds a device in transition; its '
-                 'inventory stays as it is until the next report',
-                 hostname)
-        return False
-    host_report = cyborg17_report.host_report(hostname, driver_device_list)
+    stubs = cyborg17_report.stub_addresses(driver_device_list)
+    host_report = cyborg17_report.host_report(
+        hostname, driver_device_list,
+        _recorded(context, hostname, stubs) if stubs else None)
     _record(context, hostname, client)
     inventory.apply_report(context, host_report, owner, client)
-    return True
+
+
+def _recorded(context, hostname, addresses):
+    """{address: DeviceReport} of the host's devices at ``addresses``."""
+    out = {}
+    for device in device_obj.Device.list(context,
+                                         filters={'hostname': hostname}):
+        cpids = cpid_obj.ControlpathID.list(
+            context, filters={'device_id': device.id})
+        address = (pci_address.address_of(cpids[0].cpid_info) if cpids
+                   else None)
+        if device.vanished_at is not None or address not in addresses:
+            continue
+        deployables = deployable_obj.Deployable.list(
+            context, filters={'device_id': device.id})
+        names = {dep.id: dep.name for dep in deployables}
+        out[address] = driver_report.DeviceReport(
+            type=device.type, vendor=device.vendor, model=device.model,
+            std_board_info=device.std_board_info,
+            vendor_board_info=device.vendor_board_info,
+            controlpath_id=driver_report.ControlpathReport(
+                cpid_type=cpids[0].cpid_type,
+                cpid_info=dict(cpids[0].cpid_info)),
+            deployables=[driver_report.DeployableReport(
+                name=dep.name, parent_name=names.get(dep.parent_id),
+                num_accelerators=dep.num_accelerators,
+                driver_name=dep.driver_name or '',
+                bitstream_id=dep.bitstream_id,
+                attributes=[driver_report.AttributeReport(
+                    key=attr.key, value=attr.value)
+                    for attr in attribute_obj.Attribute.list(
+                        context, filters={'deployable_id': dep.id})],
+                attach_handles=[driver_report.AttachHandleReport(
+                    attach_type=handle.attach_type,
+                    attach_info=dict(handle.attach_info))
+                    for handle in handle_obj.AttachHandle.list(
+                        context, filters={'deployable_id': dep.id})])
+                for dep in deployables])
+    return out
 
 
 def _deployable(context, hostname, name):

@@ -92,9 +92,9 @@ class ConductorManager:
         Not in :mod:`cyborg.conductor.rpcapi`: only 17.0.0's agents call
         it, during a rolling upgrade (:mod:`cyborg.conductor.cyborg17_agents`).
         """
-        if cyborg17_agents.report(context, hostname, driver_device_list,
-                                  self.owner):
-            self._sync_placement(context, hostname)
+        cyborg17_agents.report(context, hostname, driver_device_list,
+                               self.owner)
+        self._sync_placement(context, hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def device_profile_create(self, context, profile):

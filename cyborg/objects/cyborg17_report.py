@@ -142,9 +142,19 @@ def _json_object(text, what):
     return {k: None if v is None else str(v) for k, v in value.items()}
 
 
-def has_stub(driver_device_list):
-    """Whether a device of the list asks to be kept as recorded."""
-    return any(_get(device, 'stub') for device in driver_device_list)
+def stub_addresses(driver_device_list):
+    """The control path addresses of the stub devices of the list.
+
+    A stub is a device its driver could not read whole (17.0.0's Intel
+    FPGA driver reports a card with no region so): 17.0.0's conductor
+    neither adds nor removes it, and neither does this release.
+    """
+    out = set()
+    for device in driver_device_list:
+        if _get(device, 'stub'):
+            out.add(pci_address.address_of(_json_object(
+                device.controlpath_id.cpid_info, 'cpid_info')))
+    return out
 
 
 def _attributes(deployable):
@@ -203,20 +213,32 @@ def _device(hostname, device):
     return out
 
 
-def host_report(hostname, driver_device_list):
+def host_report(hostname, driver_device_list, recorded=None):
     """This release's report of what a 17.0.0 agent reported.
 
     :param hostname: the name it reported under: the name of its compute
         node's resource provider.
-    :param driver_device_list: its :class:`DriverDevice` objects, none of
-        them a stub (see :func:`has_stub`).
+    :param driver_device_list: its :class:`DriverDevice` objects.
+    :param recorded: {control path address: DeviceReport} of the host's
+        recorded devices that the list has as stubs (see
+        :func:`stub_addresses`): reported as recorded; a stub not recorded
+        is left out.
     :returns: a :class:`cyborg.objects.driver_report.HostReport`.
     :raises InvalidHostReport: a value this release does not know, or
         text that is no JSON object where one is due.
     """
+    recorded = recorded or {}
     try:
-        return driver_report.HostReport(hostname=hostname, devices=[
-            _device(hostname, device) for device in driver_device_list])
+        devices = []
+        for device in driver_device_list:
+            if not _get(device, 'stub'):
+                devices.append(_device(hostname, device))
+                continue
+            kept = recorded.get(pci_address.address_of(_json_object(
+                device.controlpath_id.cpid_info, 'cpid_info')))
+            if kept is not None:
+                devices.append(kept)
+        return driver_report.HostReport(hostname=hostname, devices=devices)
     except (ValueError, TypeError, AttributeError,
             NotImplementedError) as e:
         # ValueError: an enumeration's value this release does not know;

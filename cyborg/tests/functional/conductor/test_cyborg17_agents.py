@@ -170,10 +170,20 @@ class TestCyborg17Agent(base.ConductorTestCase):
         self.assertIn('QUANTUM', str(error))
         self.assertEqual({}, self._deployables())
 
-    def test_stub_keeps_the_inventory(self):
+    def test_stub_is_kept_as_recorded(self):
+        # A stub never recorded is not added...
+        self._report(self._devices(stub=True))
+        self.assertEqual({GPU}, set(self._deployables()))
         self._report(self._devices())
-        self._report(self._devices(stub=True)[:1])
-        self.assertEqual({FPGA, GPU}, set(self._deployables()))
+        before = self._deployables()[FPGA]
+        # ... nor is one recorded removed or changed, as 17.0.0 kept it.
+        stub = self._devices(stub=True)[:1]
+        stub[0].deployable_list = []
+        self._report(stub)
+        after = self._deployables()
+        self.assertEqual({FPGA}, set(after))
+        self.assertEqual((before.uuid, before.rp_uuid),
+                         (after[FPGA].uuid, after[FPGA].rp_uuid))
 
     def test_unclean_device_is_unhealthy(self):
         self._report(self._devices(device_state='cleaning'))

@@ -24,6 +24,7 @@ from oslo_messaging import target as messaging_target
 from cyborg.common import service
 from cyborg.conductor import rpcapi
 from cyborg.objects import base as objects_base
+from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 from cyborg.objects import device_profile
 from cyborg.objects import host as host_obj
@@ -60,6 +61,11 @@ class TestMixedReleases(services.ServicesTestCase):
         return device_obj.Device.list(self.ctx,
                                       filters={'hostname': self.host})
 
+    def _deployables_now(self):
+        return [dep for dev in self._devices()
+                for dep in deployable_obj.Deployable.list(
+                    self.ctx, filters={'device_id': dev.id})]
+
     def test_cyborg17_agent_reports_and_binds(self):
         if not (VENV / 'bin' / 'cyborg-agent').exists():
             self.skipTest('needs %s: run tools/setup-client-venvs.sh' % VENV)
@@ -95,6 +101,23 @@ class TestMixedReleases(services.ServicesTestCase):
             len(agent.log()) > len(agent_log) + 2000, timeout=30)
         self.assertEqual(states.BOUND, self.reload_arq(arq).state)
         self.assertIsNone(agent.proc.poll())
+        # The host's turn: our agent takes over the same device and
+        # provider, and the bound ARQ keeps its handle.
+        self.assertEqual(0, agent.stop())
+        ours = self.start_agent(self.host,
+                                agent={'enabled_drivers': 'fake_driver'})
+        functional.wait('our agent in charge', lambda: host_obj.Host.
+                        get_by_hostname(self.ctx, self.host).
+                        cyborg17_server is None, timeout=60)
+        functional.wait('its report', lambda: 'Reported 1 device(s)' in
+                        ours.log(), timeout=60)
+        self.assertEqual(['FakeDevice'],
+                         [d.name for d in self._deployables_now()])
+        self.assertEqual([device.uuid], [d.uuid for d in self._devices()])
+        self.assertEqual({rp_uuid}, set(self.children(self.host).values()))
+        arq_now = self.reload_arq(arq)
+        self.assertEqual((states.BOUND, arq.attach_handle_id),
+                         (arq_now.state, arq_now.attach_handle_id))
 
     def test_our_agent_waits_for_an_upgraded_conductor(self):
         older = service.RPCService(
@@ -102,8 +125,7 @@ class TestMixedReleases(services.ServicesTestCase):
             objects_base.CyborgObjectSerializer(), host='conductor-17')
         older.start()
         self.addCleanup(older.stop)
-        agent = self.start_agent(self.host, agent={
-            'placement_wait_retries': 0})
+        agent = self.start_agent(self.host)
         notice = 'it is older than this cyborg-agent'
         functional.wait('the agent saying so',
                         lambda: notice in agent.log(), timeout=60)
