@@ -73,9 +73,12 @@ def _record(context, hostname, client=None):
     """Mark the host as one of a 17.0.0 agent, once.
 
     17.0.0's agent reports under the name of its compute node's provider,
-    which it found in Placement as it started, and the conductor asks it
-    by the name of its host: the host's row records both, with the
-    provider's uuid that the Placement sync hangs the devices under.
+    which it found in Placement as it started (``[agent]
+    resource_provider_name``, else ``[DEFAULT] host``), and serves RPC
+    under ``[DEFAULT] host``; 17.0.0's conductor called it by the name it
+    was given, the reported one. So does this one: the reported name is
+    recorded as the server name, with the provider's uuid that the
+    Placement sync hangs the devices under.
 
     :raises ResourceProviderNotFound: Placement does not know the name.
     """

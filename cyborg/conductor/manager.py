@@ -87,10 +87,12 @@ class ConductorManager:
 
     @rpc.expected_exceptions(exception.CyborgException)
     def report_data(self, context, hostname, driver_device_list):
-        """The report of an openstack-cyborg 17.0.0 agent (version 1.0).
+        """The report of an openstack-cyborg 17.0.0 agent.
 
         Not in :mod:`cyborg.conductor.rpcapi`: only 17.0.0's agents call
         it, during a rolling upgrade (:mod:`cyborg.conductor.cyborg17_agents`).
+        They send version 1.0, which oslo.messaging dispatches to this 1.x
+        target: same major version, a minor version no higher.
         """
         cyborg17_agents.report(context, hostname, driver_device_list,
                                self.owner)

@@ -85,6 +85,10 @@ class TestMixedReleases(services.ServicesTestCase):
         self.rpc.device_profile_create(self.ctx, device_profile.DeviceProfile(
             self.ctx, name='fake', groups=[PROFILE]))
         (device,) = self._devices()
+        self.start_api()
+        self.assertEqual([device.uuid], [
+            d['uuid'] for d in self.request('GET', '/devices').json()[
+                'devices'] if d['hostname'] == self.host])
         self.assertEqual((states.DEVICE_FPGA, '0xABCD'),
                          (device.type, device.vendor))
         self.assertEqual(self.host, host_obj.Host.get_by_hostname(
