@@ -34,6 +34,7 @@ from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
 from oslo_utils import strutils
 
+from cyborg.agent import bitstream
 from cyborg.agent import cyborg17_rpcapi
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance
@@ -166,26 +167,36 @@ def _deployable(context, hostname, name):
     raise exception.DeployableNotFound(uuid=name)
 
 
-def _refuse_shell(context, image_id, deployable_name):
-    """Refuse a shell image where a shell update is not allowed.
+def _check_image(context, image_id, deployable_name, allow_shell):
+    """Refuse an image that this release's agent would refuse.
 
-    This release's agent checks the image itself; 17.0.0's would flash a
-    shell image into any card it is told to program, so the conductor
-    checks first, and refuses when Glance cannot tell.
+    This release's agent checks the image itself; 17.0.0's loads whatever
+    it is told to, so the conductor checks first, as the service: the
+    image must be active and of a trusted owner (``[fpga]
+    trusted_image_owners``), and a shell image needs ``allow_shell``.
+    Glance not telling is a refusal.
     """
+    def refuse(reason):
+        return exception.BitstreamRejected(
+            image=image_id, deployable=deployable_name, reason=reason)
+
     try:
         image = glance.get_client(CONF, context).images.get(image_id)
     except (glance_exc.ClientException, glance_exc.CommunicationError,
             ks_exc.ClientException) as e:
-        raise exception.BitstreamRejected(
-            image=image_id, deployable=deployable_name,
-            reason=_('Glance cannot tell whether it is a shell image: %s')
-            % e) from e
-    if strutils.bool_from_string(image.get(SHELL_IMAGE_PROPERTY)):
-        raise exception.BitstreamRejected(
-            image=image_id, deployable=deployable_name,
-            reason=_('it is a shell image, and only an update of a card '
-                     'with no allocated function may load one'))
+        raise refuse(_('Glance cannot tell what it is: %s') % e) from e
+    owners = bitstream.trusted_owners()
+    if not image.get('owner') or image['owner'] not in owners:
+        raise refuse(_('its owner %(owner)s is not a trusted image owner '
+                       '(%(trusted)s)') % {
+            'owner': image.get('owner') or _('(none)'),
+            'trusted': ', '.join(sorted(owners)) or _('none')})
+    if image.get('status') != 'active':
+        raise refuse(_('it is %s, not active') % image.get('status'))
+    if not allow_shell and strutils.bool_from_string(
+            image.get(SHELL_IMAGE_PROPERTY)):
+        raise refuse(_('it is a shell image, and only an update of a card '
+                       'with no allocated function may load one'))
 
 
 class HostAgents:
@@ -221,8 +232,7 @@ class HostAgents:
                     "host %s runs openstack-cyborg 17.0.0's agent, which "
                     "loads bitstreams by image id only; upgrade "
                     "cyborg-agent there") % host)
-        if not allow_shell:
-            _refuse_shell(context, bitstream_id, deployable_name)
+        _check_image(context, bitstream_id, deployable_name, allow_shell)
         deployable, cpid = _deployable(context, host, deployable_name)
         loaded = self._legacy.fpga_program(
             context, server,

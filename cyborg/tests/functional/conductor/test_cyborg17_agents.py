@@ -207,14 +207,21 @@ class TestCyborg17Agent(base.ConductorTestCase):
         glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
         image = glance.add_image()['id']
         shell = glance.add_image(shell_image='true')['id']
+        foreign = glance.add_image(owner=str(uuid.uuid4()))['id']
         self._report(self._devices())
         deployables = self._deployables()
-        # 17.0.0's agent would flash a shell image as a bind asks.
+        # 17.0.0's agent would flash a shell image as a bind asks...
         refused = self._bind({'resources:FPGA': '1',
                               'accel:bitstream_id': shell},
                              deployables[FPGA].rp_uuid)
         self.assertEqual(states.BIND_FAILED, refused.state)
         self.assertIn('is a shell image', self.log.output)
+        # Nor an image whose owner is not trusted.
+        refused = self._bind({'resources:FPGA': '1',
+                              'accel:bitstream_id': foreign},
+                             deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BIND_FAILED, refused.state)
+        self.assertIn('is not a trusted image owner', self.log.output)
         fpga = self._bind({'resources:FPGA': '1',
                            'accel:bitstream_id': image},
                           deployables[FPGA].rp_uuid)
