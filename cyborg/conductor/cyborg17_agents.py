@@ -234,17 +234,29 @@ class HostAgents:
                     "cyborg-agent there") % host)
         _check_image(context, bitstream_id, deployable_name, allow_shell)
         deployable, cpid = _deployable(context, host, deployable_name)
-        loaded = self._legacy.fpga_program(
-            context, server,
-            {'uuid': cpid.uuid, 'cpid_type': cpid.cpid_type,
-             'cpid_info': dict(cpid.cpid_info)},
-            bitstream_id, deployable.driver_name, timeout=timeout)
-        if not loaded:
-            raise exception.BitstreamRejected(
-                image=bitstream_id, deployable=deployable_name,
+        try:
+            loaded = self._legacy.fpga_program(
+                context, server,
+                {'uuid': cpid.uuid, 'cpid_type': cpid.cpid_type,
+                 'cpid_info': dict(cpid.cpid_info)},
+                bitstream_id, deployable.driver_name, timeout=timeout)
+        except exception.CyborgException:
+            raise
+        except Exception as e:
+            # Whatever it raised, as it arrives: a RemoteError, or a
+            # builtin exception oslo.messaging rebuilds.
+            loaded = (str(e).splitlines() or [''])[0]
+        if loaded is not True:
+            # Its likeliest failure: it downloads the image from Glance
+            # with the token of the request, and no Cyborg service sends
+            # one (no credentials on the bus).
+            raise exception.ProgrammingFailed(
+                deployable=deployable_name,
                 reason=_("openstack-cyborg 17.0.0's agent on %(host)s did "
-                         "not load it (%(ret)r)") % {'host': host,
-                                                     'ret': loaded})
+                         "not load it (%(ret)s); it downloads the image "
+                         "with the token of the request, which Cyborg does "
+                         "not send: upgrade cyborg-agent there to program "
+                         "its FPGAs") % {'host': host, 'ret': loaded})
         return bitstream_id
 
     def create_mdev(self, context, host, mdev_uuid, mdev_type,

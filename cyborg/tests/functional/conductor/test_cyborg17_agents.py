@@ -69,6 +69,10 @@ def _device(host, kind, address, driver, rc, traits, handles, **extra):
             attach_handle_list=handles)], **extra)
 
 
+class Unauthorized(Exception):
+    """What 17.0.0's agent raises when Glance refuses it."""
+
+
 class Cyborg17Agent:
     """17.0.0's agent RPC endpoint: it records each call."""
 
@@ -76,11 +80,16 @@ class Cyborg17Agent:
 
     def __init__(self):
         self.calls = []
+        self.glance_refuses = False
 
     def fpga_program(self, context, controlpath_id, bitstream_uuid,
                      driver_name):
         self.calls.append(('fpga_program', controlpath_id, bitstream_uuid,
                            driver_name))
+        if self.glance_refuses:
+            # Without the request's token, which Cyborg never sends.
+            raise Unauthorized('The request you have made requires '
+                               'authentication. (HTTP 401)')
         return True
 
     def create_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
@@ -208,6 +217,7 @@ class TestCyborg17Agent(base.ConductorTestCase):
         image = glance.add_image()['id']
         shell = glance.add_image(shell_image='true')['id']
         foreign = glance.add_image(owner=str(uuid.uuid4()))['id']
+        other = glance.add_image(name='other')['id']
         self._report(self._devices())
         deployables = self._deployables()
         # 17.0.0's agent would flash a shell image as a bind asks...
@@ -238,3 +248,13 @@ class TestCyborg17Agent(base.ConductorTestCase):
             for c in self.agent.calls])
         self.assertEqual(cpid, {k: v for k, v in self.agent.calls[0][1].items()
                                 if k != 'uuid'})
+        # Where its Glance wants a token, it says what to do.
+        self.agent.glance_refuses = True
+        self.api.arq_delete(self.ctx, uuids=[fpga.uuid])
+        failed = self._bind({'resources:FPGA': '1',
+                             'accel:bitstream_id': other},
+                            deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BIND_FAILED, failed.state)
+        self.assertIn('HTTP 401', self.log.output)
+        self.assertIn('upgrade cyborg-agent there to program its FPGAs',
+                      self.log.output)
