@@ -30,8 +30,10 @@ import hashlib
 import threading
 
 from oslo_log import log
+import oslo_messaging as messaging
 from oslo_serialization import jsonutils
 
+from cyborg.agent import older_conductor
 from cyborg.common import attributes
 from cyborg.common import pci_address
 import cyborg.conf
@@ -63,6 +65,7 @@ class ResourceTracker:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = None
+        self._older = older_conductor.Notice()
 
     def scan(self):
         """The host's PCI devices, as the drivers see them."""
@@ -172,9 +175,17 @@ class ResourceTracker:
                           '%(interval)d seconds: %(err)s',
                           {'interval': CONF.agent.report_interval,
                            'err': e.message})
+            except messaging.MessagingException as e:
+                if not older_conductor.is_older(e):
+                    LOG.exception('Device report failed; the next pass is '
+                                  'in %d seconds', CONF.agent.report_interval)
+                else:
+                    self._older.older('report_host', e)
             except Exception:
                 LOG.exception('Device report failed; the next pass is in '
                               '%d seconds', CONF.agent.report_interval)
+            else:
+                self._older.answered()
             self._wake.wait(CONF.agent.report_interval)
 
 

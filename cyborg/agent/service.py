@@ -20,10 +20,12 @@ import socket
 import threading
 
 from oslo_log import log
+import oslo_messaging as messaging
 
 from cyborg.agent import bitstream
 from cyborg.agent import hotplug
 from cyborg.agent import manager
+from cyborg.agent import older_conductor
 from cyborg.agent import resource_tracker
 from cyborg.agent import rpcapi
 from cyborg.common import rpc
@@ -33,6 +35,7 @@ import cyborg.conf
 from cyborg import context as cyborg_context
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import base as objects_base
 
 CONF = cyborg.conf.CONF
@@ -88,20 +91,37 @@ def wait_for_compute_node(conductor, stop=None):
     under it, its device providers are named after it and the agent
     serves RPC under it.
 
+    A conductor older than this agent (openstack-cyborg 17.0.0's during a
+    rolling upgrade) answers that it knows no such method: the agent says
+    so once a minute (:mod:`cyborg.agent.older_conductor`) and waits, with
+    no limit, until an upgraded conductor answers.
+
     :returns: the name of the compute node's resource provider.
     :raises ResourceProviderNotFound: Placement still knows none of them.
+    :raises ServiceUnavailable: ``stop`` was set while older conductors
+        answered.
     """
     names = compute_node_names()
     context = cyborg_context.get_admin_context()
     attempts = CONF.agent.placement_wait_retries + 1
     stop = stop or threading.Event()
-    for attempt in range(1, attempts + 1):
+    notice = older_conductor.Notice()
+    attempt = 1
+    while True:
         try:
             # A conductor that is not up yet never answers (a message sent
             # before the broker has its queue is dropped): ask again after
             # the interval rather than the whole RPC timeout.
             name, rp_uuid = _find(conductor, context, names,
                                   CONF.agent.placement_wait_interval)
+        except messaging.MessagingException as e:
+            if not older_conductor.is_older(e):
+                raise
+            notice.older('compute_node_rp', e)
+            if stop.wait(CONF.agent.placement_wait_interval):
+                raise exception.ServiceUnavailable(reason=_(
+                    'stopped while waiting for an upgraded conductor'))
+            continue
         except _NOT_YET as e:
             # One line: an error raised in the conductor carries its
             # traceback in its text.
@@ -114,6 +134,7 @@ def wait_for_compute_node(conductor, stop=None):
             if attempt == attempts or stop.wait(
                     CONF.agent.placement_wait_interval):
                 break
+            attempt += 1
             continue
         LOG.info('Compute node resource provider %(rp)s is %(uuid)s',
                  {'rp': name, 'uuid': rp_uuid})

@@ -12,6 +12,7 @@
 """``cyborg-agent``: discovers, reports and programs this host's devices."""
 
 from oslo_log import log
+import oslo_messaging as messaging
 
 from cyborg.agent import service as agent_service
 from cyborg.common import rpc
@@ -40,8 +41,10 @@ def main(argv=None):
             # The service opens the transport again once its signals are
             # set (service.run): threads started before would take them.
             rpc.cleanup()
-    except exception.CyborgException as e:
-        LOG.error('cyborg-agent cannot start: %s', e)
+    except (exception.CyborgException, messaging.MessagingException) as e:
+        # A conductor's error carries its traceback in its text.
+        LOG.error('cyborg-agent cannot start: %s',
+                  (str(e).splitlines() or [''])[0])
         return 1
     return service.run(agent_service.AgentService(drivers, host=host),
                        CONF)

@@ -21,7 +21,9 @@ Checks, each ending in success, a warning or a failure:
   which profiles name those of openstack-cyborg 17.0.0 that ``[agent]
   placement_names = descriptive`` would drop;
 * no PCI device claimed by an enabled Cyborg driver is also in Nova's PCI
-  whitelist (``[nova] nova_conf`` or ``--nova-conf`` names nova.conf).
+  whitelist (``[nova] nova_conf`` or ``--nova-conf`` names nova.conf);
+* which compute hosts still run the agent of openstack-cyborg 17.0.0
+  (:mod:`cyborg.conductor.cyborg17_agents`).
 """
 
 import collections
@@ -44,6 +46,7 @@ from cyborg.i18n import _
 from cyborg import objects
 from cyborg.objects import attribute
 from cyborg.objects import device_profile
+from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
 Code = upgradecheck.Code
@@ -207,11 +210,28 @@ class Checks(upgradecheck.UpgradeCommands):
             'be given out by one service only.')
             % {'path': path, 'clashes': '; '.join(clashes)})
 
+    def _check_cyborg17_agents(self):
+        if migration.version() != migration.head():
+            return Result(Code.WARNING, _(
+                'Skipped until the database schema is upgraded.'))
+        agents = host_obj.Host.cyborg17_agents(context.get_admin_context())
+        if not agents:
+            return Result(Code.SUCCESS, _(
+                'No compute host reports with the agent of '
+                'openstack-cyborg 17.0.0.'))
+        return Result(Code.WARNING, _(
+            'These compute hosts still run the agent of openstack-cyborg '
+            '17.0.0 (host: the name it serves RPC under): %s. Their '
+            'devices are reported and bound, but programming by function '
+            'needs this release\'s agent: upgrade cyborg-agent there.')
+            % ', '.join('%s: %s' % item for item in sorted(agents.items())))
+
     _upgrade_checks = (
         (_('Database schema'), _check_schema),
         (_('openstack-cyborg 17.0.0 database'), _check_cyborg17),
         (_('Device profiles'), _check_profiles),
         (_('PCI whitelist coexistence'), _check_pci_whitelist),
+        (_('openstack-cyborg 17.0.0 agents'), _check_cyborg17_agents),
     )
 
 

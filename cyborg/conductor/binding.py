@@ -46,11 +46,11 @@ from oslo_log import log
 import oslo_messaging as messaging
 from oslo_utils import timeutils
 
-from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import placement
 from cyborg.common import attributes as common_attributes
 from cyborg.common import pci_address
 from cyborg.common import profile_group
+from cyborg.conductor import cyborg17_agents
 from cyborg.conductor import metric
 from cyborg.conductor import notifications
 from cyborg.conductor import nova_events
@@ -95,7 +95,7 @@ def _names_host(context, name, hostname):
     host = host_obj.Host.placed(context, hostname)
     if host is None:
         return False
-    if name == host.compute_rp_name:
+    if name in (host.compute_rp_name, host.cyborg17_server):
         return True
     rp = placement.PlacementClient().get_provider_by_name(name)
     return rp is not None and rp['uuid'] == host.compute_rp_uuid
@@ -214,7 +214,8 @@ def _bind_steps(context, arq, agent, deadline, made, checked):
 def bind(context, arq, agent, deadline, checked=None):
     """Bind one BindStarted ARQ: Bound, or BindFailed with its reason logged.
 
-    :param agent: an :class:`cyborg.agent.rpcapi.AgentAPI`.
+    :param agent: a :class:`cyborg.conductor.cyborg17_agents.HostAgents`
+        (or :class:`cyborg.agent.rpcapi.AgentAPI`).
     :param deadline: :func:`time.monotonic` value by which it must be done.
     :param checked: what :func:`check` returned for this bind as it
         started; None checks again (a resumed bind).
@@ -301,7 +302,7 @@ def bind_instance(context, arqs, deadline, checked=None):
     :param checked: {ARQ uuid: what :func:`check` returned}, for binds
         just checked; the others are checked again.
     """
-    agent = agent_rpcapi.AgentAPI()
+    agent = cyborg17_agents.HostAgents()
     checked = checked or {}
     for arq in arqs:
         bind(context, arq, agent, deadline, checked.get(arq.uuid))
@@ -351,7 +352,7 @@ def expire_binds(context):
         context, updated_before=_cutoff())
     if not arqs:
         return []
-    agent = agent_rpcapi.AgentAPI()
+    agent = cyborg17_agents.HostAgents()
     expired = []
     for arq in arqs:
         started = arq.updated_at or arq.created_at
@@ -411,7 +412,7 @@ def unbind(context, arq, agent=None):
     """
     handle = _mdev_of(context, arq)
     if handle is not None:
-        agent = agent or agent_rpcapi.AgentAPI()
+        agent = agent or cyborg17_agents.HostAgents()
         try:
             _remove_mdev(context, agent, handle)
         except _AGENT_ERRORS as e:
@@ -435,5 +436,5 @@ def remove_mdevs(context, arqs):
     for arq in arqs:
         handle = _mdev_of(context, arq)
         if handle is not None:
-            agent = agent or agent_rpcapi.AgentAPI()
+            agent = agent or cyborg17_agents.HostAgents()
             _remove_mdev(context, agent, handle, quiet=True)

@@ -20,7 +20,7 @@ Placement sync after it keeps the reservation.
 
 from oslo_log import log
 
-from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import cyborg17_agents
 from cyborg.conductor import health
 from cyborg.conductor import inventory
 from cyborg.conductor import programming
@@ -106,7 +106,7 @@ def program(context, deployable_uuid, image_uuid, agent=None):
                  {'uuid': device.uuid, 'count': in_use,
                   'name': deployable.name})
     return programming.program(context, deployable, device,
-                               agent or agent_rpcapi.AgentAPI(),
+                               agent or cyborg17_agents.HostAgents(),
                                timeout=CONF.bind_timeout,
                                bitstream_id=image_uuid,
                                allow_shell=not in_use)

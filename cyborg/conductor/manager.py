@@ -25,6 +25,7 @@ from cyborg.clients import placement
 from cyborg.common import rpc
 from cyborg.conductor import accelerator_request
 from cyborg.conductor import attribute as attribute_flow
+from cyborg.conductor import cyborg17_agents
 from cyborg.conductor import device as device_flow
 from cyborg.conductor import device_profile
 from cyborg.conductor import inventory
@@ -83,6 +84,19 @@ class ConductorManager:
     def report_host(self, context, host_report):
         inventory.apply_report(context, host_report, self.owner)
         self._sync_placement(context, host_report.hostname)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def report_data(self, context, hostname, driver_device_list):
+        """The report of an openstack-cyborg 17.0.0 agent.
+
+        Not in :mod:`cyborg.conductor.rpcapi`: only 17.0.0's agents call
+        it, during a rolling upgrade (:mod:`cyborg.conductor.cyborg17_agents`).
+        They send version 1.0, which oslo.messaging dispatches to this 1.x
+        target: same major version, a minor version no higher.
+        """
+        cyborg17_agents.report(context, hostname, driver_device_list,
+                               self.owner)
+        self._sync_placement(context, hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def device_profile_create(self, context, profile):

@@ -157,7 +157,8 @@ def program(context, deployable, device, agent, timeout, keep=None,
     :param deployable: the region's :class:`Deployable`; it has no
         ``bitstream_id`` while the agent works, then the loaded one.
     :param device: the region's :class:`Device`.
-    :param agent: an :class:`cyborg.agent.rpcapi.AgentAPI`.
+    :param agent: a :class:`cyborg.conductor.cyborg17_agents.HostAgents`
+        (or :class:`cyborg.agent.rpcapi.AgentAPI`).
     :param timeout: seconds the agent has.
     :param keep: the id of an attach handle that may be in use: the one a
         bind claimed for the accelerator being programmed.

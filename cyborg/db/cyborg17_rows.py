@@ -37,6 +37,7 @@ _FAKE_DEPLOYABLE = 'FakeDevice'
 #: Attach info that 17.0.0 keeps in MDEV handles and this release does
 #: not: a mark per handle, ``<type>_<number>``, that nothing reads.
 _MDEV_MARK = 'vgpu_mark'
+MDEV_MARK = _MDEV_MARK
 #: Device types whose deployables 17.0.0 named after the PCI function
 #: they offer (one per virtual function), as this release's drivers do.
 _PER_FUNCTION = ('QAT', 'NIC')
@@ -219,27 +220,41 @@ def _deployables(read):
                                 if row['parent_id'] is None)
     out = []
     for row in read['deployables']:
-        host = hosts.get(row['device_id']) or ''
-        address = addresses.get(row['device_id'])
-        name = row['name']
-        function = _TRAILING_ADDRESS.search(name)
-        if (row['driver_name'] == _FAKE_DRIVER and
-                name.endswith('_' + _FAKE_DEPLOYABLE)):
-            name = _FAKE_DEPLOYABLE
-        elif types.get(row['device_id']) in _PER_FUNCTION and function:
-            # Named after the socket's host name and the function.
-            name = function[0]
-        elif (address and row['parent_id'] is None and
-              roots[row['device_id']] == 1):
-            # The one deployable of its device, whatever 17.0.0 named
-            # it: after the socket's host name, a virtual function or
-            # the model (Huawei Ascend); a GPU's vGPUs too, of the one
-            # type that 17.0.0 offered on a GPU.
-            name = address
-        elif name.startswith(host + '_'):
-            name = name[len(host) + 1:]
-        out.append(dict(row, name=name))
+        out.append(dict(row, name=deployable_name(
+            hosts.get(row['device_id']) or '', types.get(row['device_id']),
+            row['driver_name'], row['name'],
+            addresses.get(row['device_id']),
+            row['parent_id'] is None and roots[row['device_id']] == 1)))
     return out
+
+
+def deployable_name(host, device_type, driver_name, name, address,
+                    only_root):
+    """The name this release's drivers give a deployable 17.0.0 named.
+
+    Used for 17.0.0's rows (:func:`_deployables`) and for the reports of
+    its agents that still run (:mod:`cyborg.objects.cyborg17_report`).
+
+    :param host: the host its device is recorded under.
+    :param address: the PCI address of its device's control path, or None.
+    :param only_root: whether it is the one deployable of its device with
+        no parent.
+    """
+    function = _TRAILING_ADDRESS.search(name)
+    if driver_name == _FAKE_DRIVER and name.endswith('_' + _FAKE_DEPLOYABLE):
+        return _FAKE_DEPLOYABLE
+    if device_type in _PER_FUNCTION and function:
+        # Named after the socket's host name and the function.
+        return function[0]
+    if address and only_root:
+        # The one deployable of its device, whatever 17.0.0 named it:
+        # after the socket's host name, a virtual function or the model
+        # (Huawei Ascend); a GPU's vGPUs too, of the one type that 17.0.0
+        # offered on a GPU.
+        return address
+    if name.startswith(host + '_'):
+        return name[len(host) + 1:]
+    return name
 
 
 def _attributes(read, problems):

@@ -19,6 +19,7 @@ def register_all():
     __import__('cyborg.objects.attribute')
     __import__('cyborg.objects.control_path')
     __import__('cyborg.objects.deployable')
+    __import__('cyborg.objects.cyborg17_report')
     __import__('cyborg.objects.device')
     __import__('cyborg.objects.device_profile')
     __import__('cyborg.objects.driver_report')

@@ -27,6 +27,13 @@ from cyborg.objects import base
 from cyborg.objects import fields
 
 
+#: Put before ``compute_rp_name`` for a host whose agent is
+#: openstack-cyborg 17.0.0's, which serves RPC under the name after it.
+#: Such an agent never asks for its compute node; an agent of this release
+#: records the plain name as it starts, which ends the mark.
+CYBORG17_AGENT = 'cyborg17-agent:'
+
+
 @base.CyborgObjectRegistry.register
 class Host(base.StoredObject):
     # Version 1.0: Initial version
@@ -80,6 +87,31 @@ class Host(base.StoredObject):
         return cls._from_db_object(
             context, host_db.set_compute_rp(context, hostname, rp_uuid,
                                             rp_name))
+
+    @classmethod
+    def set_cyborg17_agent(cls, context, hostname, rp_uuid, server):
+        """Record that the host's agent is openstack-cyborg 17.0.0's.
+
+        :param rp_uuid: the host's compute node provider.
+        :param server: the name its agent serves RPC under.
+        """
+        return cls.set_compute_rp(context, hostname, rp_uuid,
+                                  CYBORG17_AGENT + server)
+
+    @property
+    def cyborg17_server(self):
+        """The server name of its 17.0.0 agent, or None for ours."""
+        name = self.compute_rp_name or ''
+        if name.startswith(CYBORG17_AGENT):
+            return name[len(CYBORG17_AGENT):]
+        return None
+
+    @classmethod
+    def cyborg17_agents(cls, context):
+        """{host name: server name} of the hosts with a 17.0.0 agent."""
+        return {host.hostname: host.cyborg17_server
+                for host in cls.list(context)
+                if host.cyborg17_server is not None}
 
     @staticmethod
     def set_reported(context, hostname):

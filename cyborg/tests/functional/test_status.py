@@ -18,11 +18,13 @@ import sys
 import fixtures
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
+from oslo_utils import uuidutils
 import testtools
 
 from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.db import migration
+from cyborg.objects import host as host_obj
 from cyborg.tests import db_utils
 
 SUCCESS, WARNING, FAILURE = 0, 1, 2
@@ -167,3 +169,21 @@ class TestUpgradeCheck(testtools.TestCase):
         self.assertEqual(FAILURE, code)
         self.assertIn('Cannot read',
                       checks['PCI whitelist coexistence'])
+
+    def test_hosts_with_a_cyborg17_agent_warn(self):
+        self._migrate()
+        code, checks = self._check()
+        self.assertIn('No compute host',
+                      checks['openstack-cyborg 17.0.0 agents'])
+        host_obj.Host.set_cyborg17_agent(self.ctx, 'old.example.org',
+                                         uuidutils.generate_uuid(),
+                                         'old.example.org')
+        host_obj.Host.set_compute_rp(self.ctx, 'new.example.org',
+                                     uuidutils.generate_uuid(),
+                                     'new.example.org')
+        code, checks = self._check()
+        self.assertEqual(WARNING, code, checks)
+        details = checks['openstack-cyborg 17.0.0 agents']
+        self.assertIn('old.example.org', details)
+        self.assertNotIn('new.example.org', details)
+        self.assertIn('upgrade cyborg-agent', details)

@@ -11,14 +11,20 @@
 # under the License.
 """The agent service: waiting for Placement, serving, reporting."""
 
-import fixtures
+import threading
 
+import fixtures
+import oslo_messaging as messaging
+
+from cyborg.agent import older_conductor
 from cyborg.agent import rpcapi
 from cyborg.agent import service
+from cyborg.common import service as common_service
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.drivers import base as drivers_base
 from cyborg.drivers import fake
 from cyborg import exception
+from cyborg.objects import base as objects_base
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import sysfs_tree
@@ -39,6 +45,15 @@ class _Conductor:
         if rp_name == self.failing:
             raise exception.PlacementUnavailable(reason='HTTP 503')
         return 'rp-' + rp_name
+
+
+class _OlderConductor:
+    """openstack-cyborg 17.0.0's conductor: none of this release's methods."""
+
+    target = messaging.Target(version='1.0')
+
+    def report_data(self, context, hostname, driver_device_list):
+        pass
 
 
 class TestWaitForComputeNode(base.TestCase):
@@ -109,6 +124,50 @@ class TestWaitForComputeNode(base.TestCase):
                           conductor_rpcapi.ConductorAPI())
         self.assertIn('(attempt 2 of 2): Service unavailable: no conductor '
                       'answered compute_node_rp', self.log.output)
+
+    def test_waits_for_an_upgraded_conductor(self):
+        # No limit: 17.0.0's conductors may run for hours.
+        self.conf.config(placement_wait_retries=0, group='agent')
+        older = common_service.RPCService(
+            _OlderConductor(), conductor_rpcapi.TOPIC,
+            objects_base.CyborgObjectSerializer(), host='conductor-17')
+        older.start()
+        found = []
+        waiting = threading.Thread(target=lambda: found.append(
+            service.wait_for_compute_node(conductor_rpcapi.ConductorAPI())))
+        waiting.start()
+        notice = 'it is older than this cyborg-agent'
+        for _ in range(100):
+            if notice in self.log.output:
+                break
+            waiting.join(0.1)
+        older.stop()
+        self.useFixture(cyborg_fixtures.StandInConductor(
+            known={'compute1.example.org'}))
+        waiting.join(30)
+        self.assertEqual(['compute1.example.org'], found)
+        # Once a minute, however often it asked.
+        self.assertEqual(1, self.log.output.count(notice))
+        self.assertIn('Upgrade cyborg-conductor on the controllers',
+                      self.log.output)
+
+    def test_older_answers(self):
+        self.assertTrue(older_conductor.is_older(messaging.RemoteError(
+            'NoSuchMethod', 'Endpoint does not support RPC method x')))
+        self.assertTrue(older_conductor.is_older(
+            messaging.UnsupportedVersion('1.3', method='report_host')))
+        self.assertFalse(older_conductor.is_older(messaging.RemoteError(
+            'ValueError', 'boom')))
+
+    def test_notice_once_a_minute(self):
+        now = [0.0]
+        notice = older_conductor.Notice(clock=lambda: now[0])
+        error = messaging.RemoteError('NoSuchMethod', 'no report_host')
+        for now[0] in (0, 30, 59, 60, 61):
+            notice.older('report_host', error)
+        notice.answered()
+        notice.older('report_host', error)
+        self.assertEqual(3, self.log.output.count('older than this'))
 
     def test_compute_node_names(self):
         self.assertEqual(['compute1.example.org', 'compute1'],

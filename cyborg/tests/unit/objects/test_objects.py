@@ -43,6 +43,12 @@ EXPECTED_FINGERPRINTS = {
     'Device': '1.2-8fdab8eda15a82f7b869101abe72ff35',
     'DeviceProfile': '1.0-75fbf9668281185c601ec1a250a60972',
     'DeviceReport': '1.1-0f70418f617dfefb6fcc2c8b9f69ead6',
+    # openstack-cyborg 17.0.0's agent reports: its names and versions.
+    'DriverAttachHandle': '1.0-901a3af18a826be07afeb34fa9a379cd',
+    'DriverAttribute': '1.0-8b0258883e67fc59f2c5e5541bd52b43',
+    'DriverControlPathID': '1.0-e14d12caa861fca270a0f0b29a60964e',
+    'DriverDeployable': '1.0-01ab81db0554f31e7d36676e4dc6f54d',
+    'DriverDevice': '1.4-819386bf318932d4fe7255618f852ac2',
     'Host': '1.2-d27a1539860bc022c5e4c2c8d48f65bc',
     'NovaEvent': '1.0-d71a1fe41825eedad49e8957684ffea9',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',

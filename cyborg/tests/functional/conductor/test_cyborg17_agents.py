@@ -1,0 +1,260 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""A host still running openstack-cyborg 17.0.0's agent, on fake://.
+
+The test plays that agent's part: it calls ``report_data`` on the shared
+conductor topic at version 1.0 with 17.0.0's ``Driver*`` objects, and
+serves 17.0.0's agent methods on the host's server name, recording what
+the conductor asks. The real Placement and Glance take part. A real
+17.0.0 agent process is in
+:mod:`cyborg.tests.functional.upgrade.test_cyborg17_agent`.
+"""
+
+import json
+import logging
+import uuid
+
+import fixtures
+import oslo_messaging as messaging
+
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.common import rpc
+from cyborg.common import service
+from cyborg.conductor import rpcapi
+from cyborg import exception
+from cyborg.objects import accelerator_request as arq_obj
+from cyborg.objects import base as objects_base
+from cyborg.objects import cyborg17_report as wire
+from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
+from cyborg.objects import host as host_obj
+from cyborg import states
+from cyborg.tests import base
+from cyborg.tests import db_utils
+from cyborg.tests import fixtures as cyborg_fixtures
+
+FPGA = '0000:5e:00.0'
+GPU = '0000:d8:00.0'
+
+
+def _slot(address, **extra):
+    domain, bus, rest = address.split(':')
+    device, function = rest.split('.')
+    return json.dumps(dict(domain=domain, bus=bus, device=device,
+                           function=function, **extra))
+
+
+def _device(host, kind, address, driver, rc, traits, handles, **extra):
+    """A DriverDevice as 17.0.0's drivers build it."""
+    extra.setdefault('stub', False)
+    return wire.DriverDevice(
+        vendor='0x8086', model='m', type=kind, std_board_info='{}',
+        vendor_board_info=None,
+        controlpath_id=wire.DriverControlPathID(
+            cpid_type='PCI', cpid_info=_slot(address)),
+        deployable_list=[wire.DriverDeployable(
+            name='%s_%s' % (host, address), num_accelerators=len(handles),
+            driver_name=driver,
+            attribute_list=[wire.DriverAttribute(key='rc', value=rc)] + [
+                wire.DriverAttribute(key='trait0', value=t) for t in traits],
+            attach_handle_list=handles)], **extra)
+
+
+class Unauthorized(Exception):
+    """What 17.0.0's agent raises when Glance refuses it."""
+
+
+class Cyborg17Agent:
+    """17.0.0's agent RPC endpoint: it records each call."""
+
+    target = messaging.Target(version='1.0')
+
+    def __init__(self):
+        self.calls = []
+        self.glance_refuses = False
+
+    def fpga_program(self, context, controlpath_id, bitstream_uuid,
+                     driver_name):
+        self.calls.append(('fpga_program', controlpath_id, bitstream_uuid,
+                           driver_name))
+        if self.glance_refuses:
+            # Without the request's token, which Cyborg never sends.
+            raise Unauthorized('The request you have made requires '
+                               'authentication. (HTTP 401)')
+        return True
+
+    def create_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
+        self.calls.append(('create_vgpu_mdev', pci_addr, asked_type,
+                           ah_uuid))
+
+    def remove_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
+        self.calls.append(('remove_vgpu_mdev', pci_addr, asked_type,
+                           ah_uuid))
+
+
+class TestCyborg17Agent(base.ConductorTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
+        self.ctx = self.admin_context
+        self.host = self.placement.hostname
+        self.rp = self.placement.adapter()
+        response = self.rp.post('/resource_providers', json={
+            'name': self.host, 'uuid': str(uuid.uuid4())})
+        self.assertEqual(200, response.status_code, response.text)
+        self.compute_rp = response.json()['uuid']
+        self.client = rpc.get_client(
+            messaging.Target(topic=rpcapi.TOPIC, version='1.0'),
+            objects_base.CyborgObjectSerializer())
+        self.agent = Cyborg17Agent()
+        server = service.RPCService(
+            self.agent, agent_rpcapi.TOPIC,
+            objects_base.CyborgObjectSerializer(), host=self.host)
+        server.start()
+        self.addCleanup(server.stop)
+
+    def _report(self, devices):
+        self.client.prepare().call(self.ctx, 'report_data',
+                                   hostname=self.host,
+                                   driver_device_list=devices)
+
+    def _devices(self, **fpga_extra):
+        fpga_handles = [wire.DriverAttachHandle(
+            attach_type='PCI', attach_info=_slot(FPGA), in_use=False)]
+        gpu_handles = [wire.DriverAttachHandle(
+            attach_type='MDEV', in_use=False, attach_info=_slot(
+                GPU, asked_type='nvidia-222', vgpu_mark='nvidia-222_0'))]
+        return [
+            _device(self.host, 'FPGA', FPGA, 'intel', 'FPGA',
+                    ['CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_ARRIA10'],
+                    fpga_handles, **fpga_extra),
+            _device(self.host, 'GPU', GPU, 'nvidia_gpu_driver', 'VGPU',
+                    ['CUSTOM_NVIDIA_1EB8_T4'], gpu_handles)]
+
+    def _deployables(self):
+        return {dep.name: dep for dev in device_obj.Device.list(
+            self.ctx, filters={'hostname': self.host})
+            for dep in deployable_obj.Deployable.list(
+                self.ctx, filters={'device_id': dev.id})}
+
+    def test_report_recorded_placed_and_marked(self):
+        self._report(self._devices())
+        deployables = self._deployables()
+        # Named as this release's drivers (and the database conversion)
+        # name them; the trait key given twice keeps both traits.
+        self.assertEqual({FPGA, GPU}, set(deployables))
+        self.assertEqual(
+            self.host, host_obj.Host.get_by_hostname(
+                self.ctx, self.host).cyborg17_server)
+        children = self.rp.get('/resource_providers', params={
+            'in_tree': self.compute_rp, 'required': 'OWNER_CYBORG'}).json()
+        names = {p['name']: p['uuid']
+                 for p in children['resource_providers']}
+        self.assertEqual({'%s_%s' % (self.host, FPGA),
+                          '%s_%s' % (self.host, GPU)}, set(names))
+        traits = self.rp.get('/resource_providers/%s/traits' % names[
+            '%s_%s' % (self.host, FPGA)]).json()['traits']
+        self.assertTrue({'CUSTOM_FPGA_INTEL',
+                         'CUSTOM_FPGA_ARRIA10'} <= set(traits), traits)
+        self.assertIn('runs the agent of openstack-cyborg 17.0.0',
+                      self.log.output)
+
+    def test_invalid_report_is_refused_whole(self):
+        devices = self._devices()
+        devices[1].type = 'QUANTUM'
+        error = self.assertRaises(exception.InvalidHostReport,
+                                  self._report, devices)
+        self.assertIn('QUANTUM', str(error))
+        self.assertEqual({}, self._deployables())
+
+    def test_stub_is_kept_as_recorded(self):
+        # A stub never recorded is not added...
+        self._report(self._devices(stub=True))
+        self.assertEqual({GPU}, set(self._deployables()))
+        self._report(self._devices())
+        before = self._deployables()[FPGA]
+        # ... nor is one recorded removed or changed, as 17.0.0 kept it.
+        stub = self._devices(stub=True)[:1]
+        stub[0].deployable_list = []
+        self._report(stub)
+        after = self._deployables()
+        self.assertEqual({FPGA}, set(after))
+        self.assertEqual((before.uuid, before.rp_uuid),
+                         (after[FPGA].uuid, after[FPGA].rp_uuid))
+
+    def test_unclean_device_is_unhealthy(self):
+        self._report(self._devices(device_state='cleaning'))
+        (device,) = [d for d in device_obj.Device.list(
+            self.ctx, filters={'hostname': self.host}) if d.type == 'FPGA']
+        self.assertEqual(states.DEVICE_UNHEALTHY, device.health)
+
+    def _bind(self, group, rp_uuid):
+        profile = db_utils.create_profile(
+            self.ctx, name='dp-' + str(uuid.uuid4()), groups=[group])
+        (arq,) = db_utils.create_arqs(self.ctx, profile)
+        self.api.arq_apply_patch(self.ctx, {arq.uuid: {
+            'hostname': self.host, 'device_rp_uuid': rp_uuid,
+            'instance_uuid': str(uuid.uuid4())}})
+        return arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
+
+    def test_binds_ask_with_17_methods(self):
+        missing = cyborg_fixtures.Glance.missing()
+        if missing:
+            self.skipTest(missing)
+        glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
+        image = glance.add_image()['id']
+        shell = glance.add_image(shell_image='true')['id']
+        foreign = glance.add_image(owner=str(uuid.uuid4()))['id']
+        other = glance.add_image(name='other')['id']
+        self._report(self._devices())
+        deployables = self._deployables()
+        # 17.0.0's agent would flash a shell image as a bind asks...
+        refused = self._bind({'resources:FPGA': '1',
+                              'accel:bitstream_id': shell},
+                             deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BIND_FAILED, refused.state)
+        self.assertIn('is a shell image', self.log.output)
+        # Nor an image whose owner is not trusted.
+        refused = self._bind({'resources:FPGA': '1',
+                              'accel:bitstream_id': foreign},
+                             deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BIND_FAILED, refused.state)
+        self.assertIn('is not a trusted image owner', self.log.output)
+        fpga = self._bind({'resources:FPGA': '1',
+                           'accel:bitstream_id': image},
+                          deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BOUND, fpga.state, self.log.output)
+        vgpu = self._bind({'resources:VGPU': '1'}, deployables[GPU].rp_uuid)
+        self.assertEqual(states.BOUND, vgpu.state, self.log.output)
+        self.api.arq_delete(self.ctx, uuids=[vgpu.uuid])
+        cpid = {'cpid_type': 'PCI', 'cpid_info': json.loads(_slot(FPGA))}
+        self.assertEqual([
+            ('fpga_program', image, 'intel'),
+            ('create_vgpu_mdev', GPU, 'nvidia-222', vgpu.attach_handle_uuid),
+            ('remove_vgpu_mdev', GPU, 'nvidia-222', vgpu.attach_handle_uuid),
+        ], [(c[0],) + c[2:] if c[0] == 'fpga_program' else c
+            for c in self.agent.calls])
+        self.assertEqual(cpid, {k: v for k, v in self.agent.calls[0][1].items()
+                                if k != 'uuid'})
+        # Where its Glance wants a token, it says what to do.
+        self.agent.glance_refuses = True
+        self.api.arq_delete(self.ctx, uuids=[fpga.uuid])
+        failed = self._bind({'resources:FPGA': '1',
+                             'accel:bitstream_id': other},
+                            deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BIND_FAILED, failed.state)
+        self.assertIn('HTTP 401', self.log.output)
+        self.assertIn('upgrade cyborg-agent there to program its FPGAs',
+                      self.log.output)
