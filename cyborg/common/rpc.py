@@ -136,10 +136,18 @@ def _transport():
     return TRANSPORT
 
 
-def get_client(target, serializer, version_cap=None):
+def get_client(target, serializer, version_cap=None, mandatory=False):
+    """An RPC client of ``target``.
+
+    :param mandatory: a message that no queue takes fails at once with
+        ``MessageUndeliverable`` (RabbitMQ's mandatory flag), rather than
+        being dropped and its call timing out.
+    """
     return messaging.get_rpc_client(
         _transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(serializer))
+        serializer=RequestContextSerializer(serializer),
+        transport_options=messaging.TransportOptions(
+            at_least_once=mandatory))
 
 
 def get_server(target, endpoints, serializer):

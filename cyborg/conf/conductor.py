@@ -133,6 +133,27 @@ Related options:
 * ``[agent] report_interval``
 * ``[DEFAULT] periodic_interval``
 """),
+    cfg.BoolOpt(
+        'serve_agents_on_shared_topic',
+        default=True,
+        help="""
+Serve agents' reports on the shared ``cyborg-conductor`` topic as well.
+
+Agents of this release send ``report_host`` and ``compute_node_rp`` on a
+topic of their host's own (``cyborg-conductor-agent.<host>``), where the
+conductor takes the host from the topic, refuses a report that names
+another host and ignores the identity the message claims. Agents of
+openstack-cyborg 17.0.0 and of the release before this one, and agents
+whose ``[upgrade_levels] conductor`` is below 1.4, still send them on
+``cyborg-conductor``, the topic of the API's calls. Set this to False once
+every agent is upgraded and uncapped: the conductor then refuses report
+calls on the shared topic, so that a compute host that may publish there
+cannot report for another host.
+
+Related options:
+
+* ``[upgrade_levels] conductor``
+"""),
 ]
 
 
