@@ -41,6 +41,7 @@ periodic_interval``, and it waits for that (its call of
 ``compute_node_rp`` fails at once while no queue takes it).
 """
 
+import re
 import threading
 
 from oslo_log import log
@@ -127,7 +128,14 @@ class AgentTopics:
         wanted = known_hosts(context)
         with self._lock:
             for host in sorted(wanted - set(self._servers)):
-                self._servers[host] = self._serve(host)
+                # One host's broker trouble (its virtual host is not made
+                # yet) keeps no other host waiting.
+                try:
+                    self._servers[host] = self._serve(host)
+                except Exception as e:
+                    LOG.warning('Cannot serve the reports of host %(host)s '
+                                'yet; trying again at the next pass: '
+                                '%(error)s', {'host': host, 'error': e})
             for host in sorted(set(self._servers) - wanted):
                 self._stop(self._servers.pop(host))
 
@@ -135,7 +143,8 @@ class AgentTopics:
         server = rpc.get_server(
             messaging.Target(topic=rpcapi.AGENT_TOPIC, server=host),
             [HostEndpoint(self.manager, host)],
-            objects_base.CyborgObjectSerializer())
+            objects_base.CyborgObjectSerializer(),
+            transport=rpc.agent_transport(host))
         server.start()
         LOG.info('Serving the reports of host %s', host)
         return server
@@ -150,3 +159,30 @@ class AgentTopics:
             for server in self._servers.values():
                 self._stop(server)
             self._servers.clear()
+
+
+def broker_permissions(host, exchange='cyborg'):
+    """RabbitMQ permissions of a broker user for ``host``'s agent alone.
+
+    :returns: ``(configure, write, read)`` regular expressions for
+        ``rabbitmqctl set_permissions`` and ``(write, read)`` ones for
+        ``rabbitmqctl set_topic_permissions`` on the control exchange
+        ``exchange``: the agent may declare and consume its own queues
+        (``cyborg-agent``, ``cyborg-agent.<host>``, its fanout queue) and
+        its reply queues, and publish on the control exchange only its
+        host's reports, on no fanout exchange. Replies go through the
+        default exchange (``amq.default``), which reaches any queue of the
+        virtual host by name: see the security guide for why agents should
+        also have virtual hosts of their own (``[conductor]
+        agent_transport_url``).
+    """
+    host = re.escape(host)
+    queues = 'cyborg-agent|cyborg-agent\\.%s|reply_.*' % host
+    # Binding a queue takes write on the queue, read on the exchange: the
+    # agent may not publish to the agents' fanout exchange.
+    own = '%s|%s|cyborg-agent_fanout(_.*)?' % (re.escape(exchange), queues)
+    write = 'amq\\.default|%s|%s|cyborg-agent_fanout_.*' % (
+        re.escape(exchange), queues)
+    return (('^(%s)$' % own, '^(%s)$' % write, '^(%s)$' % own),
+            ('^%s\\.%s$' % (re.escape(rpcapi.AGENT_TOPIC), host),
+             '^cyborg-agent(\\.%s)?$' % host))
