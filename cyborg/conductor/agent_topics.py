@@ -139,6 +139,12 @@ class AgentTopics:
             for host in sorted(set(self._servers) - wanted):
                 self._stop(self._servers.pop(host))
 
+    def serve(self, host):
+        """Serve ``host`` now, known or not (until a refresh drops it)."""
+        with self._lock:
+            if host not in self._servers:
+                self._servers[host] = self._serve(host)
+
     def _serve(self, host):
         server = rpc.get_server(
             messaging.Target(topic=rpcapi.AGENT_TOPIC, server=host),

@@ -42,6 +42,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova
 from cyborg.common import rpc
 from cyborg.common import service
+from cyborg.conductor import agent_topics
 from cyborg.conductor import manager
 from cyborg.conductor import nova_events as event_sender
 from cyborg.conductor import rpcapi
@@ -115,6 +116,15 @@ class Conductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         self.service.start()
         self.addCleanup(self.service.stop)
+        self.agent_topics = agent_topics.AgentTopics(self.manager)
+        self.addCleanup(self.agent_topics.stop)
+
+    def serve_agent(self, host):
+        """Hear ``host``'s agent on its topic.
+
+        As a conductor's periodic pass does once Placement knows the host.
+        """
+        self.agent_topics.serve(host)
         event_sender.register(self)
         self.addCleanup(event_sender.unregister, self)
 
