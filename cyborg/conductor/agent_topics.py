@@ -23,14 +23,18 @@ conductor process (workers and services alike) declares the same queue
 for a host, so RabbitMQ hands each report to one of them.
 
 Why this mechanism: oslo.messaging shows an endpoint neither the routing
-key nor the broker user of a message, so the topic is the only sender
-identity a conductor can rely on, and only where the broker enforces it.
-With a RabbitMQ user per compute host whose topic permissions on the
-control exchange let it publish only ``cyborg-conductor-agent.<host>``,
-a leaked host credential cannot publish reports for other hosts, nor the
-API's calls on ``cyborg-conductor``, through that exchange
-(doc/source/admin/security.rst gives the commands and what they leave
-open). The cost: each served host is one broker connection and three
+key nor the broker user of a message, so the topic (or the virtual host)
+a message came in on is the only sender identity a conductor can rely on,
+and only where the broker enforces it. Topic permissions on the control
+exchange can keep a host's broker user to ``cyborg-conductor-agent.<host>``
+there, but not off RabbitMQ's default exchange, through which every agent
+must send its RPC replies and which delivers to any queue of the virtual
+host by name (``cyborg-conductor`` included). So the conductor may meet
+the agents on another transport, :func:`cyborg.common.rpc.agent_transport`
+(``[conductor] agent_transport_url``): with ``{host}`` in it each host's
+agent is in a virtual host of its own, where its server here is the only
+conductor-side consumer; doc/source/admin/security.rst gives the broker
+commands. The cost: each served host is one broker connection and three
 queues per conductor process (oslo.messaging's server also consumes the
 topic's shared queue and a fanout queue, which no agent may publish to).
 

@@ -118,6 +118,8 @@ class Conductor(fixtures.Fixture):
         self.addCleanup(self.service.stop)
         self.agent_topics = agent_topics.AgentTopics(self.manager)
         self.addCleanup(self.agent_topics.stop)
+        event_sender.register(self)
+        self.addCleanup(event_sender.unregister, self)
 
     def serve_agent(self, host):
         """Hear ``host``'s agent on its topic.
@@ -125,8 +127,6 @@ class Conductor(fixtures.Fixture):
         As a conductor's periodic pass does once Placement knows the host.
         """
         self.agent_topics.serve(host)
-        event_sender.register(self)
-        self.addCleanup(event_sender.unregister, self)
 
     def wake(self):
         """Deliver Nova's events at once, in the caller's thread."""
