@@ -263,6 +263,20 @@ class ServiceTokenRequired(Forbidden):
     msg_fmt = _("%(action)s requires a service token.")
 
 
+class ReportForOtherHost(Forbidden):
+    """An agent named a host other than the one its topic belongs to."""
+    msg_fmt = _("The agent of host %(sender)s may not %(action)s for host "
+                "%(host)s.")
+
+
+class SharedTopicClosed(Forbidden):
+    """A report call came on the shared topic after the upgrade ended."""
+    msg_fmt = _("%(action)s is not served on the shared topic "
+                "cyborg-conductor ([conductor] serve_agents_on_shared_topic "
+                "is False): upgrade the agent of host %(host)s, which sends "
+                "on its own topic.")
+
+
 # --- hosts and their inventory (conductor/inventory.py) --------------------
 
 class HostNotFound(NotFound):

@@ -38,6 +38,33 @@ def _check_uuid(mdev_uuid):
             name='mdev_uuid', reason=_('%r is not a UUID') % mdev_uuid)
 
 
+def _check_not_passed_through(region, pci_devices):
+    """Refuse a region whose card or a VF of it a guest holds.
+
+    A function bound to ``vfio-pci`` that the kernel shows enabled
+    (sysfs ``enable`` above 0) is open through VFIO: passed through to a
+    running instance. Loading another bitstream under it would change the
+    device the guest uses. Functions merely bound to ``vfio-pci``, as VFs
+    waiting to be assigned are, may be programmed. The conductor checks
+    the database too; this check holds on the host whatever a message
+    asks.
+
+    :raises NotProgrammable: a function of the region is in use.
+    """
+    card = pci_devices.get(region.deployable_name)
+    if card is None:
+        return
+    for address in (card.address,) + tuple(card.virtfns):
+        function = pci_devices.get(address)
+        if (function is not None and function.driver == 'vfio-pci' and
+                function.read('enable', '0') not in ('', '0')):
+            raise exception.NotProgrammable(
+                deployable=region.deployable_name,
+                reason=_('its PCI function %s is passed through to a '
+                         'running instance (open through vfio-pci)') %
+                address)
+
+
 class AgentManager:
     """The agent's RPC endpoint."""
 
@@ -87,6 +114,7 @@ class AgentManager:
         for driver in self.tracker.drivers:
             region = driver.fpga_regions(pci_devices).get(deployable_name)
             if region is not None:
+                _check_not_passed_through(region, pci_devices)
                 return driver, region
         raise exception.NotProgrammable(
             deployable=deployable_name,

@@ -11,6 +11,10 @@
 # under the License.
 """Client side of the agent RPC API: topic ``cyborg-agent``, one per host.
 
+Each host's agent is called on :func:`cyborg.common.rpc.agent_transport`:
+the conductor's own transport, or the virtual host that ``[conductor]
+agent_transport_url`` names for the host.
+
 Versioned like a public API. Each method names the version it needs; a
 rolling upgrade caps the version sent with ``[upgrade_levels] agent``.
 
@@ -40,16 +44,30 @@ class AgentAPI:
     RPC_API_VERSION = '1.1'
 
     def __init__(self, topic=TOPIC):
-        target = messaging.Target(topic=topic, version='1.0')
-        self.client = rpc.get_client(
-            target, objects_base.CyborgObjectSerializer(),
-            version_cap=CONF.upgrade_levels.agent or self.RPC_API_VERSION)
+        self._target = messaging.Target(topic=topic, version='1.0')
+        self.client = self._client(rpc.TRANSPORT)
+        # By transport: see rpc.agent_transport.
+        self._clients = {}
+
+    def _client(self, transport):
+        return rpc.get_client(
+            self._target, objects_base.CyborgObjectSerializer(),
+            version_cap=CONF.upgrade_levels.agent or self.RPC_API_VERSION,
+            transport=transport)
+
+    def _client_of(self, host):
+        transport = rpc.agent_transport(host)
+        if transport is rpc.TRANSPORT:
+            return self.client
+        if transport not in self._clients:
+            self._clients[transport] = self._client(transport)
+        return self._clients[transport]
 
     def _call(self, context, host, version, method, timeout=None,
               call_monitor_timeout=None, **kwargs):
-        cctxt = self.client.prepare(server=host, version=version,
-                                    timeout=timeout,
-                                    call_monitor_timeout=call_monitor_timeout)
+        cctxt = self._client_of(host).prepare(
+            server=host, version=version, timeout=timeout,
+            call_monitor_timeout=call_monitor_timeout)
         try:
             return cctxt.call(context, method, **kwargs)
         except (messaging.MessagingTimeout,

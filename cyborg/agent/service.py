@@ -167,7 +167,7 @@ class AgentService(service.RPCService):
         if rpc.TRANSPORT is None:
             rpc.init(CONF)
         self.tracker = resource_tracker.ResourceTracker(
-            self.host, self.drivers, conductor_rpcapi.ConductorAPI())
+            self.host, self.drivers, conductor_rpcapi.AgentConductorAPI())
         self.manager = manager.AgentManager(self.tracker)
         self._prepare_downloads()
         super().start()

@@ -172,6 +172,15 @@ class PlacementClient:
         return self._get('/resource_providers?in_tree=%s' %
                          uuid)['resource_providers']
 
+    def root_provider_names(self):
+        """The names of the providers at the root of a tree.
+
+        Compute nodes are such roots (and sharing providers, if any).
+        """
+        return {provider['name'] for provider in
+                self._get('/resource_providers')['resource_providers']
+                if provider['uuid'] == provider['root_provider_uuid']}
+
     def providers_with_trait(self, trait):
         """Every provider that has ``trait``, in every tree."""
         return self._get('/resource_providers?' + parse.urlencode(

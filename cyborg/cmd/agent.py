@@ -36,7 +36,7 @@ def main(argv=None):
         rpc.init(CONF)
         try:
             host = agent_service.wait_for_compute_node(
-                conductor_rpcapi.ConductorAPI())
+                conductor_rpcapi.AgentConductorAPI())
         finally:
             # The service opens the transport again once its signals are
             # set (service.run): threads started before would take them.

@@ -54,7 +54,7 @@ class _Agent(threading.Thread):
     def run(self):
         try:
             host = agent_service.wait_for_compute_node(
-                conductor_rpcapi.ConductorAPI(), stop=self.stopping)
+                conductor_rpcapi.AgentConductorAPI(), stop=self.stopping)
         except exception.CyborgException as e:
             LOG.error('The agent does not start: %s', e)
             return

@@ -18,7 +18,11 @@ all-in-one process (``cyborg-all-in-one``, ``cyborg-api`` on
 ``fake://``) to a few dozen writes a second. Here a server waits on a
 condition that every delivery signals, and so takes a message as soon
 as it is queued. Messages are still serialised as the fake driver does,
-so what works here works on RabbitMQ.
+so what works here works on RabbitMQ. As RabbitMQ does with its
+mandatory flag, a message sent ``at_least_once`` to a server that no
+server of the process listens as fails at once with
+``MessageUndeliverable`` (the agents' reports, see
+:class:`cyborg.conductor.rpcapi.AgentConductorAPI`).
 
 oslo.messaging loads :class:`Driver` through its public driver entry
 points (``cyborg-local://``, see :func:`transport_url`). The classes
@@ -28,6 +32,7 @@ it renames what they use. A fake
 driver that wakes its listeners on delivery lets this module go.
 """
 
+import collections
 import threading
 import time
 
@@ -55,6 +60,18 @@ class _ExchangeManager(impl_fake.FakeExchangeManager):
     # The process's exchanges, apart from those of the plain fake driver.
     _exchanges_lock = threading.Lock()
     _exchanges = {}
+    # (exchange, topic, server): how many listeners serve it.
+    _servers = collections.Counter()
+
+    def listening(self, key, count):
+        with self._exchanges_lock:
+            self._servers[key] += count
+            if self._servers[key] <= 0:
+                del self._servers[key]
+
+    def listened(self, key):
+        with self._exchanges_lock:
+            return key in self._servers
 
     def get_exchange(self, name):
         if name is None:
@@ -64,6 +81,11 @@ class _ExchangeManager(impl_fake.FakeExchangeManager):
 
 
 class _Listener(impl_fake.FakeListener):
+
+    def __init__(self, exchange_manager, targets, served):
+        super().__init__(exchange_manager, targets)
+        self._served = served
+        exchange_manager.listening(served, 1)
 
     @base.batch_poll_helper
     def poll(self, timeout=None):
@@ -87,6 +109,8 @@ class _Listener(impl_fake.FakeListener):
         return None
 
     def stop(self):
+        if not self._stopped.is_set():
+            self._exchange_manager.listening(self._served, -1)
         super().stop()
         with _ARRIVED:
             _ARRIVED.notify_all()
@@ -106,9 +130,23 @@ class Driver(impl_fake.FakeDriver):
             messaging.Target(topic=target.topic, server=server,
                              exchange=exchange)
             for server in (target.server, None)]
+        served = (exchange, target.topic, target.server)
         return base.PollStyleListenerAdapter(
-            _Listener(self._exchange_manager, targets), batch_size,
+            _Listener(self._exchange_manager, targets, served), batch_size,
             batch_timeout)
+
+    def send(self, target, ctxt, message, *args, transport_options=None,
+             **kwargs):
+        exchange = target.exchange or self._default_exchange
+        if (transport_options is not None and
+                transport_options.at_least_once and target.server and
+                not self._exchange_manager.listened(
+                    (exchange, target.topic, target.server))):
+            raise messaging.MessageUndeliverable(
+                None, exchange, '%s.%s' % (target.topic, target.server),
+                message)
+        return super().send(target, ctxt, message, *args,
+                            transport_options=transport_options, **kwargs)
 
 
 #: The transport name under which setup.cfg registers :class:`Driver` in

@@ -17,6 +17,8 @@ oslo.messaging's threading executor: no eventlet.
 """
 
 import functools
+import threading
+from urllib import parse
 
 from oslo_db import exception as db_exc
 import oslo_messaging as messaging
@@ -31,6 +33,14 @@ from cyborg import exception
 TRANSPORT = None
 #: The process's notifier; None while notifications are off.
 NOTIFIER = None
+#: A conductor's transports to its agents, by URL (see agent_transport).
+_AGENT_TRANSPORTS = {}
+_AGENT_LOCK = threading.Lock()
+_CONF = None
+# Domain errors raised by a server reach the caller as themselves, not as
+# a generic RemoteError; so do oslo.db's, so that the API answers a
+# conductor's lost database as unavailable, not as a bug.
+_EXMODS = [exception.__name__, db_exc.__name__]
 
 
 def init(conf, url=None):
@@ -38,16 +48,32 @@ def init(conf, url=None):
 
     :param url: a transport URL; by default ``[DEFAULT] transport_url``.
     """
-    global TRANSPORT
+    global TRANSPORT, _CONF
     messaging.set_transport_defaults(
         control_exchange=opts.CONTROL_EXCHANGE)
-    # Domain errors raised by a server reach the caller as themselves,
-    # not as a generic RemoteError; so do oslo.db's, so that the API
-    # answers a conductor's lost database as unavailable, not as a bug.
-    exmods = [exception.__name__, db_exc.__name__]
+    _CONF = conf
     TRANSPORT = messaging.get_rpc_transport(conf, url=_local(conf, url),
-                                            allowed_remote_exmods=exmods)
+                                            allowed_remote_exmods=_EXMODS)
     init_notifier(conf, url=url)
+
+
+def agent_transport(host):
+    """The transport on which a conductor meets the agent of ``host``.
+
+    ``[conductor] agent_transport_url`` with ``{host}`` replaced by the
+    host's name (quoted for a URL) when that is set: agents then live in
+    virtual hosts apart from the API's topic, each host's in its own when
+    the URL names ``{host}``. Else the process's transport.
+    """
+    template = _CONF.conductor.agent_transport_url if _CONF else None
+    if not template:
+        return _transport()
+    url = template.replace('{host}', parse.quote(host, safe=''))
+    with _AGENT_LOCK:
+        if url not in _AGENT_TRANSPORTS:
+            _AGENT_TRANSPORTS[url] = messaging.get_rpc_transport(
+                _CONF, url=_local(_CONF, url), allowed_remote_exmods=_EXMODS)
+        return _AGENT_TRANSPORTS[url]
 
 
 def _local(conf, url):
@@ -104,7 +130,16 @@ def cleanup():
     if TRANSPORT is not None:
         TRANSPORT.cleanup()
     TRANSPORT = None
+    cleanup_agent_transports()
     cleanup_notifier()
+
+
+def cleanup_agent_transports():
+    """Close the transports of :func:`agent_transport`."""
+    with _AGENT_LOCK:
+        for transport in _AGENT_TRANSPORTS.values():
+            transport.cleanup()
+        _AGENT_TRANSPORTS.clear()
 
 
 class RequestContextSerializer(messaging.Serializer):
@@ -143,15 +178,24 @@ def _transport():
     return TRANSPORT
 
 
-def get_client(target, serializer, version_cap=None):
+def get_client(target, serializer, version_cap=None, mandatory=False,
+               transport=None):
+    """An RPC client of ``target``, on ``transport`` or the process's.
+
+    :param mandatory: a message that no queue takes fails at once with
+        ``MessageUndeliverable`` (RabbitMQ's mandatory flag), rather than
+        being dropped and its call timing out.
+    """
     return messaging.get_rpc_client(
-        _transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(serializer))
+        transport or _transport(), target, version_cap=version_cap,
+        serializer=RequestContextSerializer(serializer),
+        transport_options=messaging.TransportOptions(
+            at_least_once=mandatory))
 
 
-def get_server(target, endpoints, serializer):
+def get_server(target, endpoints, serializer, transport=None):
     return messaging.get_rpc_server(
-        _transport(), target, endpoints,
+        transport or _transport(), target, endpoints,
         serializer=RequestContextSerializer(serializer),
         access_policy=dispatcher.DefaultRPCAccessPolicy)
 

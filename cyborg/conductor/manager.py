@@ -32,6 +32,7 @@ from cyborg.conductor import inventory
 from cyborg.conductor import placement_sync
 from cyborg.conductor import reconcile
 import cyborg.conf
+from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.objects import host as host_obj
 
@@ -39,10 +40,19 @@ CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
 
 
+def own_context():
+    """The conductor's own admin context, current for this thread's logs.
+
+    The logs of an agent's call then name no identity the message
+    claimed.
+    """
+    return cyborg_context.RequestContext(is_admin=True, roles=['admin'])
+
+
 class ConductorManager:
     """The conductor's RPC endpoint."""
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -73,17 +83,47 @@ class ConductorManager:
                         {'host': hostname, 'error': e})
             self.reconciler.stale(hostname)
 
-    @rpc.expected_exceptions(exception.CyborgException)
-    def compute_node_rp(self, context, hostname, rp_name):
+    def _serve_compute_node_rp(self, context, hostname, rp_name):
+        """compute_node_rp for an agent.
+
+        Agents' calls carry no identity the conductor trusts: callers pass
+        :func:`own_context`, whatever the message claimed (admin, roles,
+        project, token).
+        """
         rp_uuid = placement_sync.compute_node_rp(
             placement.PlacementClient(), rp_name)
         host_obj.Host.set_compute_rp(context, hostname, rp_uuid, rp_name)
         return rp_uuid
 
-    @rpc.expected_exceptions(exception.CyborgException)
-    def report_host(self, context, host_report):
+    def _serve_report(self, context, host_report):
+        """report_host for an agent, in :func:`own_context`."""
         inventory.apply_report(context, host_report, self.owner)
         self._sync_placement(context, host_report.hostname)
+
+    @staticmethod
+    def _shared_topic_open(action, host):
+        """Agents of the release before report here, while allowed.
+
+        :raises SharedTopicClosed: ``[conductor]
+            serve_agents_on_shared_topic`` is off.
+        """
+        if not CONF.conductor.serve_agents_on_shared_topic:
+            LOG.warning('Refused %(action)s for host %(host)s on the shared '
+                        'topic: [conductor] serve_agents_on_shared_topic is '
+                        'False', {'action': action, 'host': host})
+            raise exception.SharedTopicClosed(action=action, host=host)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def compute_node_rp(self, context, hostname, rp_name):
+        context = own_context()
+        self._shared_topic_open('compute_node_rp', hostname)
+        return self._serve_compute_node_rp(context, hostname, rp_name)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def report_host(self, context, host_report):
+        context = own_context()
+        self._shared_topic_open('report_host', host_report.hostname)
+        self._serve_report(context, host_report)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def report_data(self, context, hostname, driver_device_list):

@@ -9,7 +9,10 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Client side of the conductor RPC API (topic ``cyborg-conductor``).
+"""Client side of the conductor RPC API.
+
+The API calls on topic ``cyborg-conductor``; agents send their reports on
+a topic of their host's own (:class:`AgentConductorAPI`).
 
 Versioned like a public API. Each method names the version it needs; a
 rolling upgrade caps the version sent with ``[upgrade_levels] conductor``.
@@ -24,6 +27,9 @@ History:
 * 1.1 - device_profile_update.
 * 1.2 - device_release.
 * 1.3 - report_host's devices may carry health (DeviceReport 1.1).
+* 1.4 - compute_node_rp and report_host are served on topic
+  ``cyborg-conductor-agent``, server ``<host>``: one per host, serving
+  only them. Agents capped below 1.4 send them on ``cyborg-conductor``.
 """
 
 import oslo_messaging as messaging
@@ -38,6 +44,9 @@ from cyborg.objects import driver_report
 CONF = cyborg.conf.CONF
 
 TOPIC = 'cyborg-conductor'
+#: Agents' reports go to this topic with their host as the server: RabbitMQ
+#: routing key ``cyborg-conductor-agent.<host>``.
+AGENT_TOPIC = 'cyborg-conductor-agent'
 
 #: Seconds a caller of deployable_program waits beyond the agent's time.
 PROGRAM_MARGIN = 30
@@ -46,7 +55,7 @@ PROGRAM_MARGIN = 30
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -176,3 +185,68 @@ class ConductorAPI:
 
     def attribute_delete(self, context, uuid):
         return self._call(context, '1.0', 'attribute_delete', uuid=uuid)
+
+
+class AgentConductorAPI:
+    """What an agent asks the conductor: its reports, on its host's topic.
+
+    Each call goes to ``cyborg-conductor-agent.<host>``, ``<host>`` being
+    the host the call names, where the conductor serves only these calls
+    and only for that host (see :mod:`cyborg.conductor.agent_topics`). A
+    message that no conductor's queue takes (no conductor serves that
+    host name yet) fails at once. Capped below 1.4 (conductors of the
+    release before still run) the calls go on ``cyborg-conductor``.
+    """
+
+    RPC_API_VERSION = '1.4'
+
+    def __init__(self):
+        target = messaging.Target(topic=AGENT_TOPIC, version='1.4')
+        self.client = rpc.get_client(
+            target, objects_base.CyborgObjectSerializer(),
+            version_cap=CONF.upgrade_levels.conductor or
+            self.RPC_API_VERSION, mandatory=True)
+        self.shared = ConductorAPI()
+
+    def _call(self, context, host, method, timeout=None, **kwargs):
+        cctxt = self.client.prepare(server=host, timeout=timeout)
+        try:
+            return cctxt.call(context, method, **kwargs)
+        except (messaging.MessagingTimeout,
+                messaging.MessageDeliveryFailure) as e:
+            raise exception.ServiceUnavailable(reason=_(
+                'no conductor answered %(method)s: %(error)s') % {
+                    'method': method, 'error': e}) from e
+
+    def _own_topic(self):
+        return self.client.can_send_version('1.4')
+
+    def compute_node_rp(self, context, hostname, rp_name, timeout=None):
+        """See :meth:`ConductorAPI.compute_node_rp`.
+
+        :raises ResourceProviderNotFound: Placement does not know it, or
+            no conductor serves the host name yet: conductors serve the
+            names of the compute nodes Placement knows, found again on
+            each of their periodic passes.
+        """
+        if not self._own_topic():
+            return self.shared.compute_node_rp(context, hostname, rp_name,
+                                               timeout=timeout)
+        try:
+            return self._call(context, hostname, 'compute_node_rp',
+                              timeout=timeout, hostname=hostname,
+                              rp_name=rp_name)
+        except messaging.MessageUndeliverable as e:
+            raise exception.ResourceProviderNotFound(name=rp_name) from e
+
+    def report_host(self, context, host_report):
+        """See :meth:`ConductorAPI.report_host`."""
+        if not self._own_topic():
+            return self.shared.report_host(context, host_report)
+        try:
+            return self._call(context, host_report.hostname, 'report_host',
+                              host_report=host_report)
+        except messaging.MessageUndeliverable as e:
+            raise exception.ServiceUnavailable(reason=_(
+                'no conductor serves host %s yet') %
+                host_report.hostname) from e

@@ -15,9 +15,11 @@ At start it resumes the binds a stopped conductor left behind; then every
 ``[DEFAULT] periodic_interval`` seconds it fails binds that outlived
 ``[DEFAULT] bind_timeout``, releases the quarantined devices healthy for
 ``[conductor] quarantine_quiet_period`` and reconciles Placement for their
-hosts and the hosts whose ``[conductor] reconcile_interval`` has passed. A
-thread of its own sends Nova the events of bound and failed accelerator
-requests, those left by a stopped conductor included.
+hosts and the hosts whose ``[conductor] reconcile_interval`` has passed,
+and serves the agents' topics of the hosts known by then
+(:mod:`cyborg.conductor.agent_topics`). A thread of its own sends Nova
+the events of bound and failed accelerator requests, those left by a
+stopped conductor included.
 """
 
 import random
@@ -25,6 +27,7 @@ import random
 from oslo_log import log
 
 from cyborg.common import service
+from cyborg.conductor import agent_topics
 from cyborg.conductor import binding
 from cyborg.conductor import manager
 from cyborg.conductor import nova_events
@@ -46,11 +49,17 @@ class ConductorService(service.RPCService):
                          rpcapi.TOPIC, objects_base.CyborgObjectSerializer(),
                          host=host)
         self.events = nova_events.Sender()
+        self.agent_topics = agent_topics.AgentTopics(self.manager)
 
     def start(self):
         super().start()
         self.events.start()
         context = cyborg_context.get_admin_context()
+        try:
+            self.agent_topics.refresh(context)
+        except Exception:
+            LOG.exception('Serving the agents\' topics failed; the periodic '
+                          'tasks try again')
         binding.resume_binds(context, self.manager.executor)
         self.tg.add_timer_args(
             CONF.periodic_interval, self.periodic_tasks, args=[context],
@@ -61,7 +70,8 @@ class ConductorService(service.RPCService):
 
     def periodic_tasks(self, context):
         """One pass of the periodic work; a failing task spoils no other."""
-        for task in (binding.expire_binds,
+        for task in (self.agent_topics.refresh,
+                     binding.expire_binds,
                      self.manager.reconciler.release_recovered,
                      self.manager.reconciler.run):
             try:
@@ -72,5 +82,6 @@ class ConductorService(service.RPCService):
                               CONF.periodic_interval)
 
     def stop(self, graceful=True):
+        self.agent_topics.stop()
         super().stop(graceful=graceful)
         self.events.stop()

@@ -133,6 +133,47 @@ Related options:
 * ``[agent] report_interval``
 * ``[DEFAULT] periodic_interval``
 """),
+    cfg.StrOpt(
+        'agent_transport_url',
+        secret=True,
+        help="""
+Transport URL on which conductors meet the agents, if not ``[DEFAULT]
+transport_url``.
+
+``{host}`` in it is replaced by each host's name (its compute node's name
+in Placement), so that each host's agent has a RabbitMQ virtual host of
+its own, e.g. ``rabbit://cyborg:secret@ctl:5672/cyborg-{host}``: set each
+agent's ``[DEFAULT] transport_url`` to its host's virtual host, with a
+broker user allowed only there. A compute host whose broker credentials
+leak can then reach nothing but its own agent's topic: not the API's
+calls on ``cyborg-conductor``, nor other hosts' reports. Without
+``{host}`` all agents share that one virtual host, apart from the API's
+topic. The conductor keeps one connection per host. Unset, agents use
+``[DEFAULT] transport_url``, as openstack-cyborg 17.0.0 did. Set it on
+conductors only, once every agent runs this release with ``[upgrade_levels]
+conductor`` unset; see the security guide.
+"""),
+    cfg.BoolOpt(
+        'serve_agents_on_shared_topic',
+        default=True,
+        help="""
+Serve agents' reports on the shared ``cyborg-conductor`` topic as well.
+
+Agents of this release send ``report_host`` and ``compute_node_rp`` on a
+topic of their host's own (``cyborg-conductor-agent.<host>``), where the
+conductor takes the host from the topic, refuses a report that names
+another host and ignores the identity the message claims. Agents of
+openstack-cyborg 17.0.0 and of the release before this one, and agents
+whose ``[upgrade_levels] conductor`` is below 1.4, still send them on
+``cyborg-conductor``, the topic of the API's calls. Set this to False once
+every agent is upgraded and uncapped: the conductor then refuses report
+calls on the shared topic, so that a compute host that may publish there
+cannot report for another host.
+
+Related options:
+
+* ``[upgrade_levels] conductor``
+"""),
 ]
 
 

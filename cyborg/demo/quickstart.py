@@ -213,7 +213,7 @@ class Quickstart:
             ] + self._credentials()
         return '\n'.join([
             '[DEFAULT]',
-            'host = %s' % quickstart_demo.HOST,
+            'host = %s' % quickstart_demo.HOST, 'periodic_interval = 10',
             'state_path = %s' % self.state,
             'transport_url = %s' % (rabbit or 'fake://'),
             '', '[database]',

@@ -42,6 +42,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova
 from cyborg.common import rpc
 from cyborg.common import service
+from cyborg.conductor import agent_topics
 from cyborg.conductor import manager
 from cyborg.conductor import nova_events as event_sender
 from cyborg.conductor import rpcapi
@@ -119,8 +120,17 @@ class Conductor(fixtures.Fixture):
             objects_base.CyborgObjectSerializer(), host=self.host)
         self.service.start()
         self.addCleanup(self.service.stop)
+        self.agent_topics = agent_topics.AgentTopics(self.manager)
+        self.addCleanup(self.agent_topics.stop)
         event_sender.register(self)
         self.addCleanup(event_sender.unregister, self)
+
+    def serve_agent(self, host):
+        """Hear ``host``'s agent on its topic.
+
+        As a conductor's periodic pass does once Placement knows the host.
+        """
+        self.agent_topics.serve(host)
 
     def wake(self):
         """Deliver Nova's events at once, in the caller's thread."""
@@ -685,20 +695,30 @@ class ConductorStandIn:
 
 
 class StandInConductor(fixtures.Fixture):
-    """A :class:`ConductorStandIn` serving on the current transport."""
+    """A :class:`ConductorStandIn` serving on the current transport.
+
+    It serves the shared topic, and the agents' topic of each of
+    ``hosts`` (where this release's agents report; ``host1`` is the host
+    of most agent tests).
+    """
 
     def __init__(self, rp_uuid='4b9e6f3e-9d0c-4c8f-8c3b-0d7e6a5f4c3b',
-                 not_found=0, host='conductor-test', known=None):
+                 not_found=0, host='conductor-test', known=None,
+                 hosts=('host1',)):
         super().__init__()
         self.endpoint = ConductorStandIn(rp_uuid, not_found, known)
         self.host = host
+        self.hosts = hosts
 
     def _setUp(self):
-        server = service.RPCService(
-            self.endpoint, rpcapi.TOPIC,
-            objects_base.CyborgObjectSerializer(), host=self.host)
-        server.start()
-        self.addCleanup(server.stop)
+        servers = [(rpcapi.TOPIC, self.host)] + [
+            (rpcapi.AGENT_TOPIC, host) for host in self.hosts]
+        for topic, host in servers:
+            server = service.RPCService(
+                self.endpoint, topic, objects_base.CyborgObjectSerializer(),
+                host=host)
+            server.start()
+            self.addCleanup(server.stop)
 
 
 class AgentStandIn:

@@ -226,6 +226,11 @@ class PluginTestCase(testtools.TestCase):
     def clean(self):
         return self._run('clean')
 
+    def agent_command(self, conf_file):
+        """The agent's command line: cyborg.conf, then its own file."""
+        return '%s/cyborg-agent --config-file %s --config-file %s' % (
+            STUB_BIN, conf_file, self.conf_dir / 'cyborg-agent.conf')
+
     def assertCallsInOrder(self, expected, calls):
         """Each expected call was made, in this order, among others."""
         remaining = iter(calls)
@@ -351,8 +356,7 @@ class TestDevstackPlugin(PluginTestCase):
              '%s/uwsgi --procname-prefix cyborg-api --ini %s' % (
                  STUB_BIN, uwsgi_conf)),
             ('wait_for_service', '60', 'http://192.0.2.10/accelerator'),
-            ('run_process', 'cyborg-agent',
-             '%s/cyborg-agent --config-file %s' % (STUB_BIN, conf_file)),
+            ('run_process', 'cyborg-agent', self.agent_command(conf_file)),
             ('iniset', str(self.tempest_conf), 'service_available', 'cyborg',
              'True'),
         ], calls)
@@ -458,7 +462,7 @@ class TestDevstackPlugin(PluginTestCase):
             'get_or_create_service', 'get_or_create_endpoint',
             'write_uwsgi_config', 'wait_for_service', 'pip_install_gr',
             'configure_keystone_authtoken_middleware', 'die'))
-        agent = '%s/cyborg-agent --config-file %s' % (STUB_BIN, self.conf_file)
+        agent = self.agent_command(self.conf_file)
         self.assertEqual([('run_process', 'cyborg-agent', agent)],
                          named(calls, 'run_process'))
         self.assertFalse(self.tempest_conf.exists())
@@ -523,7 +527,7 @@ class TestDevstackPlugin(PluginTestCase):
                         DISABLED_SERVICES='cyborg-api,cyborg-cond')
         calls = self.stack()
 
-        agent = '%s/cyborg-agent --config-file %s' % (STUB_BIN, self.conf_file)
+        agent = self.agent_command(self.conf_file)
         self.assertEqual([('run_process', 'cyborg-agent', agent)],
                          named(calls, 'run_process'))
 
@@ -633,7 +637,7 @@ class TestOpenstackCyborgSettings(PluginTestCase):
             [('git_clone', 'https://example.org/client',
               '%s/opt/stack/python-cyborgclient' % self.tmp, 'stable/x')],
             named(calls, 'git_clone'))
-        agent = '%s/cyborg-agent --config-file %s' % (STUB_BIN, conf_file)
+        agent = self.agent_command(conf_file)
         self.assertEqual([('run_process', 'cyborg-agent', agent)],
                          named(calls, 'run_process'))
         self.assertFalse(self.conf_file.exists())
@@ -763,8 +767,7 @@ class TestGrenadePlugin(PluginTestCase):
              'check'),
             ('run_process', 'cyborg-cond',
              '%s/cyborg-conductor --config-file %s' % (STUB_BIN, conf_file)),
-            ('run_process', 'cyborg-agent',
-             '%s/cyborg-agent --config-file %s' % (STUB_BIN, conf_file)),
+            ('run_process', 'cyborg-agent', self.agent_command(conf_file)),
             ('ensure_services_started', 'cyborg-api', 'cyborg-cond',
              'cyborg-agent'),
         ], calls)

@@ -96,6 +96,10 @@ class TestAgentProcess(base.TestCase):
             f.write('\n'.join(demo_privsep.config_lines(path)))
         return path
 
+    def _names(self):
+        """The names the agent tries: its agents' topics are served."""
+        return ('compute-' + self.host, self.host)
+
     def _start_agent(self, **agent_opts):
         self.agent = cyborg_fixtures.service_process(
             self, 'cyborg-agent', self._conf_file(**agent_opts), self.log_file)
@@ -107,7 +111,7 @@ class TestAgentProcess(base.TestCase):
     def test_waits_for_placement_then_reports_and_serves(self):
         node = 'compute-' + self.host
         conductor = self.useFixture(cyborg_fixtures.StandInConductor(
-            not_found=1, known={node})).endpoint
+            not_found=1, known={node}, hosts=self._names())).endpoint
         proc = self._start_agent()
         (sent,) = conductor.wait_for_reports(1, timeout=60)
         # The option, then [DEFAULT] host; at the next check the option.
@@ -141,8 +145,8 @@ class TestAgentProcess(base.TestCase):
     @testtools.skipIf(test_hotplug.writable_pci_uevent() is None,
                       'needs root and a PCI device to announce')
     def test_hot_plugged_device_is_reported_at_once(self):
-        conductor = self.useFixture(
-            cyborg_fixtures.StandInConductor()).endpoint
+        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+            hosts=self._names())).endpoint
         self._start_agent(enable_hotplug_monitor=True)
         conductor.wait_for_reports(1, timeout=60)
         self.assertIn('Listening for PCI hot-plug events', self._log())
@@ -165,7 +169,8 @@ class TestAgentProcess(base.TestCase):
                       'not installed', self._log())
 
     def test_gives_up_when_placement_never_knows_the_host(self):
-        self.useFixture(cyborg_fixtures.StandInConductor(not_found=10))
+        self.useFixture(cyborg_fixtures.StandInConductor(
+            not_found=10, hosts=self._names()))
         proc = self._start_agent(placement_wait_retries=1)
         self.assertEqual(1, proc.wait(60))
         self.assertIn('Placement knows no compute node resource provider '

@@ -91,7 +91,7 @@ class LiveTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(cyborg_fixtures.RPC())
-        self.useFixture(cyborg_fixtures.Conductor())
+        self.conductor = self.useFixture(cyborg_fixtures.Conductor())
         self.useFixture(cyborg_fixtures.StandInAgent('host1'))
         app = self.useFixture(self.api_fixture()).app
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')

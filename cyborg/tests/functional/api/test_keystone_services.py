@@ -178,6 +178,7 @@ class TestServiceCredentials(ServicesTestCase):
         # provider in Placement.
         self.assertEqual(self.hostname, agent_service.wait_for_compute_node(
             conductor_rpcapi.ConductorAPI()))
+        self.conductor.serve_agent(self.hostname)
         agent = agent_service.AgentService(
             drivers_base.load(['intel_fpga_driver']), host=self.hostname)
         agent.start()

@@ -177,6 +177,12 @@ function recreate_database {
     rm -f "$DATA_DIR/$1.sqlite"
 }
 
+# devstack's lib/rpc_backend: a virtual host where devstack's broker user
+# may go.
+function rpc_backend_add_vhost {
+    _stub_record rpc_backend_add_vhost "$@"
+}
+
 # Processes.
 
 function run_process {

@@ -92,6 +92,15 @@ class TestWaitForComputeNode(base.TestCase):
         self.assertIn('Placement knows no compute node resource provider '
                       'compute1.example.org; using compute1', self.log.output)
 
+    def test_name_no_conductor_serves_yet_is_passed_over(self):
+        # On the agents' topics a name that no conductor serves is
+        # refused at once: Placement did not know it at their last pass.
+        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+            hosts=('compute1',))).endpoint
+        self.assertEqual('compute1', service.wait_for_compute_node(
+            conductor_rpcapi.AgentConductorAPI()))
+        self.assertEqual([('compute1', 'compute1')], conductor.lookups)
+
     def test_placement_failing_is_no_reason_to_fall_back(self):
         # Placement could not say whether it has the first name: the host
         # is not taken for another.

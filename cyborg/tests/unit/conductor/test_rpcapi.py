@@ -11,6 +11,7 @@
 # under the License.
 """The conductor's RPC client and manager stay in step."""
 
+from cyborg.conductor import agent_topics
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
 from cyborg import exception
@@ -36,3 +37,15 @@ class TestConductorRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
             exception.ServiceUnavailable,
             conductor.arq_delete, self.context, uuids=['x'])
         self.assertIn('arq_delete', str(error))
+
+
+class TestAgentTopicRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
+    """Agents' topics serve the report calls, and nothing else."""
+
+    client_class = rpcapi.AgentConductorAPI
+    manager_class = agent_topics.HostEndpoint
+    routing = ('timeout',)
+
+    def test_same_version_as_the_shared_topic(self):
+        self.assertEqual(rpcapi.ConductorAPI.RPC_API_VERSION,
+                         self.client_class.RPC_API_VERSION)
