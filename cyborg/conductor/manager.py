@@ -134,6 +134,8 @@ class ConductorManager:
         They send version 1.0, which oslo.messaging dispatches to this 1.x
         target: same major version, a minor version no higher.
         """
+        context = own_context()
+        self._shared_topic_open('report_data', hostname)
         cyborg17_agents.report(context, hostname, driver_device_list,
                                self.owner)
         self._sync_placement(context, hostname)

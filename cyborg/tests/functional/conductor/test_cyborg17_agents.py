@@ -171,6 +171,13 @@ class TestCyborg17Agent(base.ConductorTestCase):
         self.assertIn('runs the agent of openstack-cyborg 17.0.0',
                       self.log.output)
 
+    def test_refused_once_the_shared_topic_is_closed(self):
+        self.conf.config(serve_agents_on_shared_topic=False,
+                         group='conductor')
+        self.assertRaises(exception.SharedTopicClosed, self._report,
+                          self._devices())
+        self.assertEqual({}, self._deployables())
+
     def test_invalid_report_is_refused_whole(self):
         devices = self._devices()
         devices[1].type = 'QUANTUM'
