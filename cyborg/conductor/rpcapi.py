@@ -224,6 +224,12 @@ class AgentConductorAPI:
     def compute_node_rp(self, context, hostname, rp_name, timeout=None):
         """See :meth:`ConductorAPI.compute_node_rp`.
 
+        No conductor serving the host name (yet) may mean conductors that
+        serve no such topic: openstack-cyborg 17.0.0's, which an agent
+        upgraded too early meets. Asked on the shared topic, they answer
+        that they know no such method, which the caller hears (and waits
+        for an upgrade); any other answer there leaves the name unserved.
+
         :raises ResourceProviderNotFound: Placement does not know it, or
             no conductor serves the host name yet: conductors serve the
             names of the compute nodes Placement knows, found again on
@@ -237,7 +243,16 @@ class AgentConductorAPI:
                               timeout=timeout, hostname=hostname,
                               rp_name=rp_name)
         except messaging.MessageUndeliverable as e:
-            raise exception.ResourceProviderNotFound(name=rp_name) from e
+            undelivered = e
+        try:
+            self.shared.compute_node_rp(context, hostname, rp_name,
+                                        timeout=timeout)
+        except messaging.RemoteError:
+            raise
+        except (exception.CyborgException, messaging.MessagingException):
+            pass
+        raise exception.ResourceProviderNotFound(
+            name=rp_name) from undelivered
 
     def report_host(self, context, host_report):
         """See :meth:`ConductorAPI.report_host`."""

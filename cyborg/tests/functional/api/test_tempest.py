@@ -62,6 +62,7 @@ from cyborg.demo import quickstart_host
 from cyborg.demo import tempest_conf
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
+from cyborg.tests.functional.api import audit_scope
 
 TEMPEST = cyborg_fixtures.VENVS / 'tempest' / 'bin' / 'tempest'
 OSC = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
@@ -91,7 +92,8 @@ def _mysql():
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # it with the other Nova tests (tools/run-tests.sh: --dist loadgroup).
 @pytest.mark.xdist_group('nova')
-class TestQuickstartStack(functional.ServicesTestCase):
+class TestQuickstartStack(audit_scope.AuditAsServiceUser,
+                          functional.ServicesTestCase):
 
     qs = None
     mysql = None

@@ -102,9 +102,11 @@ class TestUntrustedImages(base.ConductorTestCase):
                 'function_name': 'aes', 'topology': json.dumps(
                     {'pf': [{'pci_offset': 0, 'vf': [
                         {'pci_offset': 1}, {'pci_offset': 2}]}]})})
-        # As cyborg-agent starts: the conductor finds the compute node.
+        # As cyborg-agent starts: the conductor hears the host on its
+        # topic and finds the compute node.
+        self.conductor.serve_agent(host)
         self.assertEqual(host, agent_service.wait_for_compute_node(
-            conductor_rpcapi.ConductorAPI()))
+            conductor_rpcapi.AgentConductorAPI()))
         agent = agent_service.AgentService(
             drivers_base.load(['intel_fpga_driver']), host=host)
         agent.start()

@@ -13,8 +13,8 @@
 
 The upgrade guide's table (``cyborg17-changed-defaults``) must name each
 option both services have whose default differs, with the reason. The
-defaults of 17.0.0 come from its installed package when
-``CYBORG_CLIENT_VENVS`` has it, else from the ones written here.
+defaults of 17.0.0 come from its installed package, in the virtualenv
+``tools/setup-client-venvs.sh`` makes, and from the ones written here.
 """
 
 import glob
@@ -27,6 +27,7 @@ import subprocess
 import testtools
 
 from cyborg.conf import opts
+from cyborg.tests import fixtures as cyborg_fixtures
 
 GUIDE = (pathlib.Path(__file__).parents[4] / 'doc' / 'source' / 'admin' /
          'upgrades.rst')
@@ -54,9 +55,8 @@ print(json.dumps({'%s.%s' % (getattr(g, 'name', g) or 'DEFAULT', o.dest):
 
 
 def _installed_17_defaults():
-    venvs = os.environ.get('CYBORG_CLIENT_VENVS')
     python = glob.glob(os.path.join(
-        venvs, 'openstack-cyborg-17.0.0', 'bin', 'python')) if venvs else []
+        cyborg_fixtures.VENVS, 'openstack-cyborg-17.0.0', 'bin', 'python'))
     if not python:
         return None
     # Isolated (-I): this checkout's cyborg must not be found first.

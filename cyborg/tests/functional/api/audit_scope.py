@@ -11,8 +11,9 @@
 # under the License.
 """``cyborg-manage audit --heal`` asking the real Nova as a service user.
 
-The quickstart's stack with the real Keystone and the real Nova 34 (its
-stand-in Neutron): a project member boots a server with an FPGA. Nova
+The quickstart's stack with the real Keystone and the real Nova 34, the
+one :mod:`cyborg.tests.functional.api.test_tempest` starts: a project
+member boots a server with an FPGA. Nova
 answers a user with only the ``service`` role (the ``nova`` user devstack
 and the install guide make) 404 for that server, as for a deleted one,
 and 403 when it asks for every project's servers: the audit must take
@@ -20,83 +21,29 @@ nothing for gone, and ``--heal`` must change nothing. The ``cyborg`` user,
 an admin, sees the server.
 """
 
-import contextlib
-import io
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import uuid
-
-import pytest
 
 from cyborg.demo import keystone
 from cyborg.demo import nova
 from cyborg.demo import nova_sim
 from cyborg.demo import placement
-from cyborg.demo import quickstart
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 
-NOVA = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 TIMEOUT = 180
 
 
-@pytest.mark.xdist_group('nova')
-class TestAuditAsServiceUser(functional.ServicesTestCase):
+class AuditAsServiceUser:
+    """The audit's checks, on the stack of a quickstart with Keystone and Nova.
 
-    qs = None
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.skip_reason = (cyborg_fixtures.Keystone.missing() or
-                           cyborg_fixtures.Glance.missing())
-        if not cls.skip_reason and not (NOVA / 'bin' / 'nova-compute'
-                                        ).exists():
-            cls.skip_reason = ('%s is missing: run tools/setup-client-'
-                               'venvs.sh' % NOVA)
-        cls.vhost = 'cyborg-audit-' + uuid.uuid4().hex[:8]
-        rabbit = not cls.skip_reason and functional.vhost(cls.vhost)
-        if rabbit is None:
-            cls.skip_reason = 'needs rabbitmqctl for a virtual host'
-        if cls.skip_reason:
-            return
-        cls.tmp = tempfile.mkdtemp(prefix='cyborg-audit-')
-        cls.qs = quickstart.Quickstart(
-            os.path.join(cls.tmp, 'state'),
-            dict(zip(quickstart.PORTS, functional.free_ports(
-                len(quickstart.PORTS)))),
-            keystone_venv=cyborg_fixtures.Keystone.VENV, nova_venv=NOVA,
-            glance_venv=cyborg_fixtures.Glance.VENV)
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                cls.qs.start(rabbit)
-        except Exception as e:
-            logs = cls._logs()
-            cls.tearDownClass()
-            raise RuntimeError('%s\n%s\n%s' % (e, out.getvalue(), logs))
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.qs is not None:
-            cls.qs.stop()
-        if cls.skip_reason is None:
-            functional.rabbitmqctl('delete_vhost', cls.vhost)
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-        super().tearDownClass()
-
-    @classmethod
-    def _logs(cls):
-        return functional.log_tails((cls.qs.path('logs'),))
-
-    def logs(self):
-        return self._logs()
+    Mixed into :class:`cyborg.tests.functional.api.test_tempest.
+    TestQuickstartStack`, whose stack (``qs``) they share rather than start
+    one of their own.
+    """
 
     def _conf(self, persona):
         """The quickstart's config, Nova asked as ``persona``."""
@@ -167,11 +114,18 @@ class TestAuditAsServiceUser(functional.ServicesTestCase):
                     server, found.get('fault')))
             return found['status'] == 'ACTIVE' and not found.get(
                 'OS-EXT-STS:task_state')
+        self.addCleanup(self._delete, member, server)
         functional.wait('server %s active' % server, active, TIMEOUT)
         (arq,) = cyborg.get('/accelerator_requests', params={
             'instance': server}).json()['arqs']
         self.assertEqual('Bound', arq['state'])
         return cyborg, server, arq
+
+    def _delete(self, member, server):
+        """Delete the server, and wait until Nova no longer knows it."""
+        member.delete('/servers/%s' % server)
+        functional.wait('server %s deleted' % server, lambda: member.get(
+            '/servers/%s' % server).status_code == 404, TIMEOUT)
 
     def test_a_service_only_user_heals_nothing(self):
         cyborg, server, arq = self._boot()
