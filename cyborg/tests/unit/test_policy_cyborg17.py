@@ -25,6 +25,8 @@ import json
 import pathlib
 import subprocess
 
+import fixtures as test_fixtures
+
 from cyborg import context
 from cyborg import exception
 from cyborg.policies import accelerator_request as arq_rules
@@ -130,6 +132,16 @@ class TestCyborg17Decisions(base.TestCase):
 
     def test_default_is_17s_legacy_mode(self):
         self.assertFalse(self.policy.conf.oslo_policy.enforce_new_defaults)
+
+    def test_the_legacy_mode_is_logged_once(self):
+        # One warning at start, not oslo.policy's warning per rule (an
+        # error under this suite's warning filter).
+        log = self.useFixture(test_fixtures.FakeLogger(name='cyborg.policy'))
+        self._reload(enforce_new_defaults=False)
+        self._ours([device_rules.GET_ALL])
+        self.assertEqual(1, log.output.count('enforce_new_defaults = True'))
+        self._reload(enforce_new_defaults=True)
+        self.assertEqual(1, log.output.count('enforce_new_defaults = True'))
 
     def test_every_rule_of_17_is_ours(self):
         self.assertEqual(set(), set(self._theirs()) - self._registered())
