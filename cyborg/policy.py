@@ -14,11 +14,16 @@
 Controllers call :func:`authorize` with a rule name constant from
 ``cyborg.policies.<noun>`` and a target that carries the owner of the
 object touched (``{'project_id': <owner>}``); only an object that belongs
-to no project is checked as the caller's own. Secure-RBAC defaults are
-enforced unless an operator turns ``[oslo_policy] enforce_new_defaults``
-off to fall back to the deprecated legacy rules.
+to no project is checked as the caller's own.
+
+As in openstack-cyborg 17.0.0, ``[oslo_policy] enforce_new_defaults`` is
+False unless configured: each rule then also passes where its deprecated
+legacy rule (17.0.0's) does, so a takeover with 17.0.0's configuration
+and policy file unchanged decides as 17.0.0 did. Setting it to True
+enforces the secure-RBAC personas alone.
 """
 
+from oslo_log import log as logging
 from oslo_policy import opts
 from oslo_policy import policy
 
@@ -27,6 +32,7 @@ from cyborg import exception
 from cyborg import policies
 
 CONF = cyborg.conf.CONF
+LOG = logging.getLogger(__name__)
 
 _ENFORCER = None
 
@@ -56,10 +62,19 @@ def init(conf=CONF, policy_file=None):
     """Create the process's enforcer (once) and return it."""
     global _ENFORCER
     if _ENFORCER is None:
+        # 17.0.0's default: its decisions until an operator opts in.
         # oslo.policy 6 always checks scope: it has no enforce_scope.
-        opts.set_defaults(conf, enforce_new_defaults=True)
+        opts.set_defaults(conf, enforce_new_defaults=False)
         _ENFORCER = _Enforcer(conf, policy_file=policy_file)
+        # One line in the log (below) rather than a warning per rule.
+        _ENFORCER.suppress_default_change_warnings = True
         _ENFORCER.register_defaults(policies.list_rules())
+        if not conf.oslo_policy.enforce_new_defaults:
+            LOG.warning(
+                'Policy: the legacy rules of openstack-cyborg 17.0.0 apply '
+                'beside the new defaults, so every decision is 17.0.0\'s. '
+                'Set [oslo_policy] enforce_new_defaults = True to enforce '
+                'the secure-RBAC personas alone (see the policy guide).')
     return _ENFORCER
 
 

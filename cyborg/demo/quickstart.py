@@ -224,8 +224,7 @@ class Quickstart:
                                     else 'noauth'),
             'host_ip = 127.0.0.1',
             'port = %d' % self.ports['api'],
-            '', '[conductor]',
-            'workers = 1',
+            '', '[conductor]', 'workers = 1',
             '', '[agent]',
             'enabled_drivers = %s' % quickstart_host.drivers(self.neutron),
             'sysfs_root = %s' % self.path('sysfs'),
@@ -246,7 +245,8 @@ class Quickstart:
             # Nova's compute API is under /v2.1, as its catalog entry says.
             '', '[nova]', token(self.url('nova') + '/v2.1'),
             '', '[oslo_concurrency]',
-            'lock_path = %s' % self.path('run')] + auth +
+            'lock_path = %s' % self.path('run'), '', '[oslo_policy]',
+            'enforce_new_defaults = true'] + auth +
             quickstart_host.nic_config(self.neutron) + [
             ''] + privsep.config_lines(self.conf))
 

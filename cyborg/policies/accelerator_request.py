@@ -34,7 +34,7 @@ def list_rules():
                   base.LEGACY_ADMIN_OR_OWNER),
         base.rule(CREATE, base.PROJECT_MEMBER_OR_SERVICE_OR_ADMIN,
                   'Create accelerator requests for the caller\'s project.',
-                  [('POST', PATH)], base.LEGACY_ADMIN_OR_OWNER),
+                  [('POST', PATH)], base.LEGACY_PROJECT_MEMBER_OR_ADMIN),
         base.rule(UPDATE, base.PROJECT_MEMBER_OR_SERVICE_OR_ADMIN,
                   'Bind or unbind accelerator requests.',
                   [('PATCH', PATH),

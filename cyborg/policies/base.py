@@ -21,6 +21,13 @@ A target always has a ``project_id``: the owner of the object touched
 profiles and hardware), the caller's own project (see
 :func:`cyborg.policy.authorize`). So ``project_reader_or_admin`` on a
 profile means "a reader in any project, or an administrator".
+
+The four ``project_*_or_*`` base rules carry openstack-cyborg 17.0.0's
+deprecated fallback, ``is_admin:True or project_id:%(project_id)s``, as
+it declared them: while ``[oslo_policy] enforce_new_defaults`` is False
+(the default, as in 17.0.0) each of them, and every rule built on it,
+also lets in anyone of the target's project, so that every decision is
+17.0.0's. With ``enforce_new_defaults = True`` only the personas count.
 """
 
 from oslo_policy import policy
@@ -34,11 +41,24 @@ PROJECT_MEMBER_OR_SERVICE_OR_ADMIN = (
     'rule:project_member_or_service or rule:admin_api')
 
 # The rules of releases before secure RBAC, kept as deprecated fallbacks:
-# the same check strings as theirs, rule for rule, so that turning
-# [oslo_policy] enforce_new_defaults off allows no more than they did.
+# the same check strings as 17.0.0's, rule for rule, so that while
+# [oslo_policy] enforce_new_defaults is off (the default) every decision
+# is 17.0.0's: no more allowed, no less.
 LEGACY_ADMIN = 'rule:is_admin'
 LEGACY_ADMIN_API = 'rule:admin_api'
 LEGACY_ADMIN_OR_OWNER = 'rule:admin_or_owner'
+#: 17.0.0's deprecated ARQ create rule (which falls back in turn).
+LEGACY_PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
+
+#: 17.0.0's deprecated fallback of its ``project_*_or_*`` base rules
+#: (the name is theirs too, though no rule is called that).
+LEGACY_OWNER_FALLBACK = ('rule:admin_or_owner',
+                         'is_admin:True or project_id:%(project_id)s')
+
+#: The base rules that fall back to LEGACY_OWNER_FALLBACK.
+OWNER_FALLBACK_RULES = frozenset((
+    'project_reader_or_admin', 'project_member_or_admin',
+    'project_manager_or_admin', 'project_member_or_service'))
 
 #: (name, check string, description) of the base rules.
 BASE_RULES = (
@@ -81,8 +101,9 @@ LEGACY_BASE_RULES = (
 
 DEPRECATED_REASON = """
 Cyborg's API policies now use the secure-RBAC personas (admin, project
-manager, member and reader, and the service role). The legacy rules stay
-available while [oslo_policy] enforce_new_defaults is False.
+manager, member and reader, and the service role). The legacy rules, those
+of openstack-cyborg 17.0.0, apply beside them while [oslo_policy]
+enforce_new_defaults is False (the default, as in 17.0.0).
 """
 DEPRECATED_SINCE = '2025.2'
 
@@ -113,5 +134,12 @@ def list_rules():
             description='Who counts as an administrator: sees the '
                         'accelerator requests of every project and may '
                         'set /project_id when binding one.'),
-    ] + [policy.RuleDefault(name, check_str, description=description)
+    ] + [policy.RuleDefault(name, check_str, description=description,
+                            deprecated_rule=_owner_fallback(name))
          for name, check_str, description in BASE_RULES + LEGACY_BASE_RULES]
+
+
+def _owner_fallback(name):
+    if name in OWNER_FALLBACK_RULES:
+        return legacy(*LEGACY_OWNER_FALLBACK)
+    return None

@@ -34,6 +34,7 @@ from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
 import oslo_messaging as messaging
+from oslo_policy import opts as oslo_policy_opts
 from oslo_utils import uuidutils
 import requests
 from testtools import content
@@ -407,11 +408,14 @@ class Policy(fixtures.Fixture):
     takes [oslo_policy] overrides (call ``policy.reset()`` after them).
 
     :param policy_file: a ``policy.yaml`` to load, if any.
+    :param enforce_new_defaults: ``[oslo_policy] enforce_new_defaults``;
+        None leaves the default (False: 17.0.0's decisions).
     """
 
-    def __init__(self, policy_file=None):
+    def __init__(self, policy_file=None, enforce_new_defaults=None):
         super().__init__()
         self.policy_file = policy_file
+        self.enforce_new_defaults = enforce_new_defaults
 
     def _setUp(self):
         from cyborg import policy
@@ -419,6 +423,10 @@ class Policy(fixtures.Fixture):
         self.conf = cfg.ConfigOpts()
         self.conf([], project='cyborg', default_config_files=[])
         policy.reset()
+        if self.enforce_new_defaults is not None:
+            oslo_policy_opts.set_defaults(self.conf)
+            self.conf.set_override('enforce_new_defaults',
+                                   self.enforce_new_defaults, 'oslo_policy')
         policy.init(self.conf, policy_file=self.policy_file)
         self.addCleanup(policy.reset)
 
@@ -429,18 +437,21 @@ class API(fixtures.Fixture):
     It needs the Database, RPC and Conductor fixtures (in that order)
     first. ``app`` is the application. It authenticates with noauth, or
     with keystonemiddleware against ``keystone`` (a :class:`Keystone`
-    fixture) when one is given.
+    fixture) when one is given. ``enforce_new_defaults`` goes to
+    :class:`Policy`.
     """
 
-    def __init__(self, keystone=None):
+    def __init__(self, keystone=None, enforce_new_defaults=None):
         super().__init__()
         self.keystone = keystone
+        self.enforce_new_defaults = enforce_new_defaults
 
     def _setUp(self):
         # Imported here: only API tests need pecan and the controllers.
         from cyborg.api import app
 
-        self.useFixture(Policy())
+        self.useFixture(Policy(
+            enforce_new_defaults=self.enforce_new_defaults))
         if self.keystone is None:
             CONF.set_override('auth_strategy', 'noauth', group='api')
             self.addCleanup(CONF.clear_override, 'auth_strategy',

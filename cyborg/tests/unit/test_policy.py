@@ -10,7 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Persona tests of the policy rules, their legacy fallbacks, and policy
-files written for the releases before ours."""
+files written for the releases before ours.
+
+Here with ``[oslo_policy] enforce_new_defaults = True``, unless a test
+says otherwise; the default (False) decides as 17.0.0 did, which
+``test_policy_cyborg17`` compares with 17.0.0 itself.
+"""
 
 import os
 import warnings
@@ -116,9 +121,9 @@ EARLIER_DEPRECATED = {
     profile_rules.DELETE: 'rule:is_admin',
     arq_rules.GET_ALL: 'rule:admin_or_owner',
     arq_rules.GET_ONE: 'rule:admin_or_owner',
-    # Theirs was rule:project_member_or_admin, which fell back to
-    # admin_or_owner on the caller's own project: anyone of a project.
-    arq_rules.CREATE: 'rule:admin_or_owner',
+    # Theirs is rule:project_member_or_admin, which falls back in turn
+    # to admin_or_owner: anyone of the target's project.
+    arq_rules.CREATE: 'rule:project_member_or_admin',
     arq_rules.UPDATE: 'rule:admin_or_owner',
     arq_rules.DELETE: 'rule:admin_or_owner',
     device_rules.GET_ALL: 'rule:admin_api',
@@ -154,7 +159,8 @@ class TestPolicy(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.policy = self.useFixture(fixtures.Policy())
+        self.policy = self.useFixture(fixtures.Policy(
+            enforce_new_defaults=True))
 
     def _allowed(self, rule, persona, ctx=None, new_request=True):
         if new_request:
@@ -217,10 +223,12 @@ class TestPolicy(base.TestCase):
             self.assertTrue(self._allowed(profile_rules.GET_ALL, 'roleless'))
             self.assertFalse(self._allowed(profile_rules.CREATE, 'manager'))
             self.assertFalse(self._allowed(device_rules.ENABLE, 'manager'))
-            # Hardware stays for administrators (legacy) and managers.
+            # 17.0.0's project_manager_or_admin falls back to
+            # admin_or_owner on the caller's own project (hardware has no
+            # owner): anyone with a project reads the hardware.
             for rule in HARDWARE_READS:
                 self.assertEqual(
-                    {'admin', 'manager'},
+                    set(PERSONAS),
                     {p for p in PERSONAS if self._allowed(rule, p)}, rule)
 
     def test_legacy_admin_is_the_admin_role(self):

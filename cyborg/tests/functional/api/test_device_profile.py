@@ -32,7 +32,9 @@ class TestListKept(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.app = self.useFixture(cyborg_fixtures.API()).app
+        # The personas alone: a caller with no known role is refused.
+        self.app = self.useFixture(cyborg_fixtures.API(
+            enforce_new_defaults=True)).app
         self.statements = []
         engine = db_api.main_context_manager.reader.get_engine()
         sa.event.listen(engine, 'before_cursor_execute', self._count)

@@ -35,7 +35,14 @@ PROFILE = 'ks-dp'
 
 
 class KeystoneLiveTestCase(test_clients.LiveTestCase):
-    """The API behind keystonemiddleware and the real Keystone."""
+    """The API behind keystonemiddleware and the real Keystone.
+
+    With ``[oslo_policy] enforce_new_defaults = True``: the personas
+    alone. A test case that sets ``ENFORCE_NEW_DEFAULTS = None`` runs with
+    the default, 17.0.0's legacy decisions.
+    """
+
+    ENFORCE_NEW_DEFAULTS = True
 
     def setUp(self):
         missing = cyborg_fixtures.Keystone.missing()
@@ -47,7 +54,9 @@ class KeystoneLiveTestCase(test_clients.LiveTestCase):
 
     def api_fixture(self):
         self.useFixture(self.keystone_fixture)
-        return cyborg_fixtures.API(self.keystone_fixture)
+        return cyborg_fixtures.API(
+            self.keystone_fixture,
+            enforce_new_defaults=self.ENFORCE_NEW_DEFAULTS)
 
 
 class KeystoneTestCase(KeystoneLiveTestCase):
@@ -115,8 +124,8 @@ V2_5 = {'OpenStack-API-Version': 'accelerator 2.5'}
 V2_9 = {'OpenStack-API-Version': 'accelerator 2.9'}
 
 
-class TestPolicyMatrix(KeystoneTestCase):
-    """Every policy rule against every persona, with real tokens.
+class PolicyMatrixCase(KeystoneTestCase):
+    """Policy rules against every persona, with real tokens.
 
     The controllers authorise before they validate, so a write that
     policy allows is answered ``400`` for the bad query or body it is
@@ -199,6 +208,28 @@ class TestPolicyMatrix(KeystoneTestCase):
                 'GET', self.endpoint.rsplit('/v2', 1)[0] + '/metrics'),
         }
 
+    def statuses(self, rules):
+        """{rule: the status of each of MATRIX_PERSONAS}."""
+        actual = {}
+        for rule, request in sorted(self._requests().items()):
+            if rule not in rules:
+                continue
+            statuses = []
+            for persona in MATRIX_PERSONAS:
+                kwargs = request(persona) if callable(request) else request
+                if persona == 'system':
+                    kwargs = dict(kwargs, persona='admin',
+                                  system_scope='all')
+                else:
+                    kwargs = dict(kwargs, persona=persona)
+                statuses.append(self.call(**kwargs).status_code)
+            actual[rule] = tuple(statuses)
+        return actual
+
+
+class TestPolicyMatrix(PolicyMatrixCase):
+    """Every rule, with ``enforce_new_defaults = True``."""
+
     def test_every_rule(self):
         admin_only = (400, 403, 403, 403, 403, 403, 403, 403)
         managers = (200, 200, 403, 403, 403, 403, 403, 403)
@@ -236,19 +267,38 @@ class TestPolicyMatrix(KeystoneTestCase):
             sorted(rule.name for rule in policies.list_rules()
                    if rule.name.startswith('cyborg:')),
             sorted(expected))
-        actual = {}
-        for rule, request in sorted(self._requests().items()):
-            statuses = []
-            for persona in MATRIX_PERSONAS:
-                kwargs = request(persona) if callable(request) else request
-                if persona == 'system':
-                    kwargs = dict(kwargs, persona='admin',
-                                  system_scope='all')
-                else:
-                    kwargs = dict(kwargs, persona=persona)
-                statuses.append(self.call(**kwargs).status_code)
-            actual[rule] = tuple(statuses)
-        self.assertEqual(expected, actual)
+        self.assertEqual(expected, self.statuses(expected))
+
+
+class TestLegacyPolicyMatrix(PolicyMatrixCase):
+    """With the default configuration the decisions are 17.0.0's.
+
+    The rows where they differ from the new defaults (the whole matrix,
+    against 17.0.0 itself, is ``cyborg.tests.unit.test_policy_cyborg17``):
+    17.0.0's ``project_*_or_*`` rules fall back to ``admin_or_owner``, so
+    anyone with a token of a project (``other`` has only a custom role)
+    reads the hardware and the profiles, and reads and requests the
+    accelerators of the project.
+    """
+
+    ENFORCE_NEW_DEFAULTS = None
+
+    def test_17_decisions(self):
+        anyone = (200, 200, 200, 200, 200, 200, 200, 403)
+        expected = {
+            # persona: admin manager member reader member-b service other
+            # system
+            'cyborg:device:get_all': anyone,
+            'cyborg:deployable:get_one': anyone,
+            'cyborg:attribute:get_all': anyone,
+            'cyborg:device_profile:get_one': anyone,
+            'cyborg:arq:get_all': anyone,
+            'cyborg:arq:get_one': (200, 200, 200, 200, 404, 404, 200, 403),
+            'cyborg:arq:create': (400, 400, 400, 400, 400, 400, 400, 403),
+            # Administrators only, as in 17.0.0.
+            'cyborg:device:enable': (400, 403, 403, 403, 403, 403, 403, 403),
+        }
+        self.assertEqual(expected, self.statuses(expected))
 
 
 class TestCloudsYaml(KeystoneTestCase):
@@ -452,7 +502,8 @@ class TestDocumentedPolicyFile(KeystoneTestCase):
         profile = {'name': 'example', 'groups': [{'resources:FPGA': '1'}]}
         self.assertEqual(403, self.call('GET', '/devices',
                                         'member').status_code)
-        self.useFixture(cyborg_fixtures.Policy(self._documented_policy()))
+        self.useFixture(cyborg_fixtures.Policy(self._documented_policy(),
+                                               enforce_new_defaults=True))
         self.assertEqual(200, self.call('GET', '/devices',
                                         'member').status_code)
         self.assertEqual(200, self.call('GET', '/devices',

@@ -100,16 +100,25 @@ class APITestCase(base.TestCase):
     """The API application on a private database, with a conductor."""
 
     USES_DB = True
+    #: ``[oslo_policy] enforce_new_defaults``; None: the default.
+    ENFORCE_NEW_DEFAULTS = None
 
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.RPC())
         self.useFixture(fixtures.Conductor())
-        self.app = self.useFixture(fixtures.API()).app
+        self.app = self.useFixture(fixtures.API(
+            enforce_new_defaults=self.ENFORCE_NEW_DEFAULTS)).app
 
 
 class TestRolelessCaller(APITestCase):
-    """A caller with no roles at all is refused everywhere (403)."""
+    """A caller with no roles at all is refused everywhere (403).
+
+    With the new defaults: 17.0.0's legacy rules, the default, let anyone
+    of a project read and request accelerators (``test_policy_cyborg17``).
+    """
+
+    ENFORCE_NEW_DEFAULTS = True
 
     def setUp(self):
         super().setUp()

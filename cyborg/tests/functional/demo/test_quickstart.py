@@ -85,6 +85,8 @@ class TestOptions(base.TestCase):
             conf = f.read()
         self.assertIn('intel_nic_driver', conf)
         self.assertIn('physical_device_mappings = physnet1:ens785f0', conf)
+        # The personas alone, as its tempest.conf's [cyborg_policy] says.
+        self.assertIn('[oslo_policy]\nenforce_new_defaults = true\n', conf)
         self.assertTrue(os.path.isdir(os.path.join(
             state, 'sysfs', 'bus', 'pci', 'devices', '0000:18:00.0')))
         # Without a database for it, Nova runs its stand-in.
