@@ -82,6 +82,8 @@ class AuditAsServiceUser:
 
     def _boot(self):
         """A server of project-a's member with an FPGA; its ARQ."""
+        # The first test of its stack may come before the agent's report.
+        self.qs.demo.wait_for_devices()
         admin = self.qs.keystone.session('admin')
         cyborg = nova_sim.cyborg_adapter(self.qs.url('api') + '/v2', admin)
         profile = 'p-' + uuid.uuid4().hex[:8]
