@@ -24,7 +24,6 @@ import oslo_messaging as messaging
 from cyborg.agent import rpcapi
 from cyborg.common import rpc
 import cyborg.conf
-from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import base as objects_base
 
@@ -44,16 +43,10 @@ class AgentAPI:
             version_cap=self.RPC_API_VERSION)
 
     def _call(self, context, server, method, timeout=None, **kwargs):
-        cctxt = self.client.prepare(server=server, timeout=timeout)
-        try:
-            return cctxt.call(context, method, **kwargs)
-        except (messaging.MessagingTimeout,
-                messaging.MessageDeliveryFailure) as e:
-            raise exception.ServiceUnavailable(reason=_(
-                "openstack-cyborg 17.0.0's agent %(server)s did not answer "
-                "%(method)s: %(error)s") % {'server': server,
-                                            'method': method,
-                                            'error': e}) from e
+        return rpc.call(self.client.prepare(server=server, timeout=timeout),
+                        context, method,
+                        _("openstack-cyborg 17.0.0's agent %s has not") %
+                        server, **kwargs)
 
     def fpga_program(self, context, server, controlpath_id, bitstream_uuid,
                      driver_name, timeout=None):

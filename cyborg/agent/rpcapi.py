@@ -68,14 +68,8 @@ class AgentAPI:
         cctxt = self._client_of(host).prepare(
             server=host, version=version, timeout=timeout,
             call_monitor_timeout=call_monitor_timeout)
-        try:
-            return cctxt.call(context, method, **kwargs)
-        except (messaging.MessagingTimeout,
-                messaging.MessageDeliveryFailure) as e:
-            raise exception.ServiceUnavailable(reason=_(
-                'the agent of host %(host)s did not answer %(method)s: '
-                '%(error)s') % {'host': host, 'method': method,
-                                'error': e}) from e
+        return rpc.call(cctxt, context, method,
+                        _('the agent of host %s has not') % host, **kwargs)
 
     def program(self, context, host, deployable_name, bitstream_id=None,
                 function_id=None, function_name=None, timeout=None,

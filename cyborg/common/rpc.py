@@ -29,6 +29,7 @@ from cyborg.common import local_rpc
 from cyborg.conf import opts
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.i18n import _
 
 TRANSPORT = None
 #: The process's notifier; None while notifications are off.
@@ -198,6 +199,24 @@ def get_server(target, endpoints, serializer, transport=None):
         transport or _transport(), target, endpoints,
         serializer=RequestContextSerializer(serializer),
         access_policy=dispatcher.DefaultRPCAccessPolicy)
+
+
+def call(cctxt, context, method, who, **kwargs):
+    """``cctxt.call``, an unanswered call being the service unavailable.
+
+    No server answered in time, or the broker could not deliver the call:
+    the caller may try again later, so it is no failure of the request.
+
+    :param who: who did not answer, for the error (``'no conductor'``).
+    :raises ServiceUnavailable: naming ``who`` and ``method``.
+    """
+    try:
+        return cctxt.call(context, method, **kwargs)
+    except (messaging.MessagingTimeout,
+            messaging.MessageDeliveryFailure) as e:
+        raise exception.ServiceUnavailable(reason=_(
+            '%(who)s answered %(method)s: %(error)s') % {
+                'who': who, 'method': method, 'error': e}) from e
 
 
 def expected_exceptions(*exceptions):

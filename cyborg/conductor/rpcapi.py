@@ -65,16 +65,8 @@ class ConductorAPI:
             self.RPC_API_VERSION)
 
     def _call(self, context, version, method, timeout=None, **kwargs):
-        cctxt = self.client.prepare(version=version, timeout=timeout)
-        try:
-            return cctxt.call(context, method, **kwargs)
-        except (messaging.MessagingTimeout,
-                messaging.MessageDeliveryFailure) as e:
-            # No conductor answered: the caller may retry later, so this
-            # is the service being unavailable rather than a failure.
-            raise exception.ServiceUnavailable(reason=_(
-                'no conductor answered %(method)s: %(error)s') % {
-                    'method': method, 'error': e}) from e
+        return rpc.call(self.client.prepare(version=version, timeout=timeout),
+                        context, method, _('no conductor'), **kwargs)
 
     def compute_node_rp(self, context, hostname, rp_name, timeout=None):
         """The uuid of the compute node's resource provider in Placement.
@@ -209,14 +201,8 @@ class AgentConductorAPI:
         self.shared = ConductorAPI()
 
     def _call(self, context, host, method, timeout=None, **kwargs):
-        cctxt = self.client.prepare(server=host, timeout=timeout)
-        try:
-            return cctxt.call(context, method, **kwargs)
-        except (messaging.MessagingTimeout,
-                messaging.MessageDeliveryFailure) as e:
-            raise exception.ServiceUnavailable(reason=_(
-                'no conductor answered %(method)s: %(error)s') % {
-                    'method': method, 'error': e}) from e
+        return rpc.call(self.client.prepare(server=host, timeout=timeout),
+                        context, method, _('no conductor'), **kwargs)
 
     def _own_topic(self):
         return self.client.can_send_version('1.4')
