@@ -61,6 +61,9 @@ class ConductorManager:
         self.executor = executor or futurist.ThreadPoolExecutor(
             max_workers=CONF.thread_pool_size)
         self.reconciler = reconcile.Reconciler(lambda: self.owner)
+        #: The process's :class:`cyborg.conductor.agent_topics.AgentTopics`,
+        #: set by whoever serves them.
+        self.agent_topics = None
 
     @property
     def owner(self):
@@ -116,8 +119,28 @@ class ConductorManager:
     @rpc.expected_exceptions(exception.CyborgException)
     def compute_node_rp(self, context, hostname, rp_name):
         context = own_context()
+        self._hear_new_host(hostname, rp_name)
         self._shared_topic_open('compute_node_rp', hostname)
         return self._serve_compute_node_rp(context, hostname, rp_name)
+
+    def _hear_new_host(self, hostname, rp_name):
+        """Serve a compute node's own topic now, not at the next pass.
+
+        An agent of this release asks here when no conductor serves its
+        host's topic yet (see :class:`cyborg.conductor.rpcapi.
+        AgentConductorAPI`). A name that Placement knows as a compute node
+        is one the periodic pass would serve anyway: serving it now grants
+        nothing more, and the agent's next try on its topic is answered.
+        """
+        if self.agent_topics is None or hostname != rp_name or (
+                hostname in self.agent_topics.hosts):
+            return
+        try:
+            placement_sync.compute_node_rp(placement.PlacementClient(),
+                                           rp_name)
+        except exception.CyborgException:
+            return
+        self.agent_topics.serve(hostname)
 
     @rpc.expected_exceptions(exception.CyborgException)
     def report_host(self, context, host_report):

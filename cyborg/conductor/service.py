@@ -50,6 +50,7 @@ class ConductorService(service.RPCService):
                          host=host)
         self.events = nova_events.Sender()
         self.agent_topics = agent_topics.AgentTopics(self.manager)
+        self.manager.agent_topics = self.agent_topics
 
     def start(self):
         super().start()

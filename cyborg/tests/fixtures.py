@@ -37,6 +37,7 @@ import oslo_messaging as messaging
 from oslo_policy import opts as oslo_policy_opts
 from oslo_utils import uuidutils
 import requests
+import sqlalchemy as sa
 from testtools import content
 
 from cyborg.agent import rpcapi as agent_rpcapi
@@ -70,6 +71,35 @@ VENVS = pathlib.Path(os.environ.get('CYBORG_CLIENT_VENVS',
                                     REPO / '.venvs'))
 
 
+#: Seconds a thread waits for the in-memory database before it goes on
+#: all the same (a thread that waits on another holding it would hang).
+_MEMORY_DB_WAIT = 30
+
+
+def _one_thread_at_a_time(engine):
+    """Let one thread at a time use an in-memory SQLite database.
+
+    oslo.db gives all threads its one connection, and SQLite refuses a
+    thread's ``BEGIN`` while another's transaction is open on it ("cannot
+    start a transaction within a transaction"): the in-process conductor's
+    servers write while a test's thread reads. A thread checks the
+    connection out only when no other holds it; its nested checkouts go
+    through.
+    """
+    lock, held = threading.RLock(), threading.local()
+
+    @sa.event.listens_for(engine.pool, 'checkout')
+    def _take(dbapi_connection, record, proxy):
+        stack = held.__dict__.setdefault('stack', [])
+        stack.append(lock.acquire(timeout=_MEMORY_DB_WAIT))
+
+    @sa.event.listens_for(engine.pool, 'checkin')
+    def _give(dbapi_connection, record):
+        stack = held.__dict__.get('stack')
+        if stack and stack.pop():
+            lock.release()
+
+
 class Database(fixtures.Fixture):
     """A private in-memory SQLite schema, built from the models.
 
@@ -81,6 +111,7 @@ class Database(fixtures.Fixture):
     def _setUp(self):
         facade = enginefacade.transaction_context()
         facade.configure(connection='sqlite://', sqlite_fk=True)
+        _one_thread_at_a_time(facade.writer.get_engine())
         models.BASE.metadata.create_all(facade.writer.get_engine())
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
             db_api.main_context_manager, facade))
@@ -122,6 +153,7 @@ class Conductor(fixtures.Fixture):
         self.service.start()
         self.addCleanup(self.service.stop)
         self.agent_topics = agent_topics.AgentTopics(self.manager)
+        self.manager.agent_topics = self.agent_topics
         self.addCleanup(self.agent_topics.stop)
         event_sender.register(self)
         self.addCleanup(event_sender.unregister, self)

@@ -129,6 +129,25 @@ class TestAgentTopics(base.ConductorTestCase):
         self.assertIn(name, self.topics.hosts)
         self.assertTrue(api.compute_node_rp(self.admin_context, name, name))
 
+    def test_new_compute_node_is_served_when_its_agent_asks(self):
+        name = self.placement.hostname + '-newer'
+        self._compute_node(name)
+        api = rpcapi.AgentConductorAPI()
+        # Unserved, the agent asks on the shared topic, where the conductor
+        # finds the compute node in Placement and serves its topic at once,
+        # so the agent's next try, after [agent] placement_wait_interval,
+        # is answered rather than one after the conductor's next pass.
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          api.compute_node_rp, self.admin_context, name, name)
+        self.assertIn(name, self.conductor.agent_topics.hosts)
+        self.assertTrue(api.compute_node_rp(self.admin_context, name, name))
+        # A name Placement does not know is served no sooner.
+        unknown = self.placement.hostname + '-unknown'
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          api.compute_node_rp, self.admin_context, unknown,
+                          unknown)
+        self.assertNotIn(unknown, self.conductor.agent_topics.hosts)
+
     def test_capped_agent_uses_the_shared_topic_until_it_is_closed(self):
         host_a = self.hosts[0]
         self.conf.config(conductor='1.3', group='upgrade_levels')
