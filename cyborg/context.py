@@ -9,12 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The request context that travels from the API through RPC to workers."""
+"""The request context that travels from the API through RPC to workers.
+
+It loads no database code: the agent, which has no database, uses it. The
+database layer gives it its transaction attributes (``session``,
+``connection``) when it is imported (:mod:`cyborg.db.api`).
+"""
 
 import copy
 
 from oslo_context import context
-from oslo_db.sqlalchemy import enginefacade
 
 
 #: The keys of a context's dict that are credentials: what never leaves
@@ -23,7 +27,6 @@ CREDENTIALS = ('auth_token', 'service_token', 'auth_token_info',
                'auth_plugin')
 
 
-@enginefacade.transaction_context_provider
 class RequestContext(context.RequestContext):
     """Who is asking, and on behalf of which project."""
 

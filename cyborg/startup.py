@@ -103,7 +103,7 @@ def wsgi_config_args(argv):
 
 
 def prepare_wsgi_api(argv):
-    """Prepare an API process that a WSGI server loaded.
+    """Prepare an API process that a WSGI server loaded, without its database.
 
     The configuration comes from the ``--config-file`` and
     ``--config-dir`` of ``argv`` (:func:`wsgi_config_args`), else from the
@@ -115,7 +115,10 @@ def prepare_wsgi_api(argv):
         'cyborg-api', ['cyborg-api'] + args,
         default_config_files=[config_file] if config_file and not args
         else None)
-    connect_api(CONF)
+    # Not the database: the process that serves opens it, answering 503
+    # until it can (cyborg.api.database_gate); a WSGI server loads the
+    # application whether the database answers yet or not.
+    rpc.init(CONF)
 
 
 def connect_api(conf):
@@ -126,5 +129,14 @@ def connect_api(conf):
     allow: made by the first request instead, the engine would hold that
     request for as long while the database is down.
     """
-    db_api.get_engine()
+    open_database()
     rpc.init(conf)
+
+
+def open_database():
+    """Open the database engine, waiting as ``[database] max_retries`` says.
+
+    Raises oslo.db's ``DBConnectionError`` when the database does not
+    answer in that time.
+    """
+    db_api.get_engine()

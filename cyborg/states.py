@@ -84,6 +84,9 @@ ATTACH_PCI = 'PCI'
 ATTACH_MDEV = 'MDEV'
 ATTACH_TEST_PCI = 'TEST_PCI'
 ATTACH_TYPES = (ATTACH_PCI, ATTACH_MDEV, ATTACH_TEST_PCI)
+#: Attach types that hand out a whole PCI function, which one handle only
+#: may give out (see :mod:`cyborg.conductor.inventory_plan.functions`).
+ATTACH_PCI_FUNCTION_TYPES = (ATTACH_PCI, ATTACH_TEST_PCI)
 
 # Control path identifiers (how the host reaches the device).
 CPID_PCI = 'PCI'

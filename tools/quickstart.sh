@@ -14,7 +14,8 @@
 # before or after the command. Later commands reuse the ports "start"
 # chose.
 #
-# "start" installs Cyborg and openstack-placement into a virtualenv, then
+# "start" installs Cyborg and the quickstart (tools/quickstart, which
+# brings openstack-placement) into a virtualenv, then
 # starts on 127.0.0.1, with every file under one state directory: the real
 # Placement on SQLite (port 8778), the real Glance (.venvs/glance, SQLite
 # and its file store) holding the demo FPGA bitstream (9292) and Cyborg's
@@ -70,14 +71,15 @@ if [ "$command" = start ]; then
         echo "== creating virtualenv $venv"
         "$python" -m venv "$venv"
     fi
-    echo "== installing Cyborg and openstack-placement into $venv"
+    echo "== installing Cyborg and its quickstart into $venv"
     "$venv/bin/python" -m pip install -q -U pip
     # With the versions devstack installs: openstack/requirements'
-    # upper-constraints. The demo extra brings openstack-placement, which
-    # the quickstart serves.
+    # upper-constraints. The quickstart is a tool of this repository, not
+    # part of the openstack-cyborg wheel; it brings openstack-placement,
+    # which it serves.
     "$venv/bin/python" -m pip install -q \
         -c "${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}" \
-        -r requirements.txt -e '.[demo]'
+        -r requirements.txt -e . -e tools/quickstart
     # Glance, the real services the options ask for, and the openstack
     # CLI.
     clients=(glance)
@@ -92,8 +94,13 @@ if [ "$command" = start ]; then
 elif [ ! -x "$venv/bin/python" ]; then
     echo "quickstart: run tools/quickstart.sh first" >&2
     exit 1
+elif ! "$venv/bin/python" -c 'import cyborg_quickstart' 2>/dev/null; then
+    # A virtualenv made when the quickstart was part of Cyborg's package.
+    "$venv/bin/python" -m pip install -q \
+        -c "${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}" \
+        -e tools/quickstart
 fi
 
-"$venv/bin/python" -m cyborg.demo.quickstart --state "$state" \
+"$venv/bin/python" -m cyborg_quickstart.quickstart --state "$state" \
     "$command" "$@"
 

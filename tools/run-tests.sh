@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Set up a virtualenv and run every check a change must pass: the style and
-# layer checks (pep8), the security lint (bandit), then the unit,
-# functional and load tests with pytest.
+# layer checks (pep8), the security lint (bandit), a plain install of the
+# wheel (tools/check-wheel.sh), then the unit, functional and load tests
+# with pytest. The servers the functional tests use (MariaDB, PostgreSQL,
+# RabbitMQ) and sudo are started or installed first where they are missing
+# (tools/ensure-servers.sh, as .ci/run does).
 #
 #   tools/run-tests.sh              everything
 #   tools/run-tests.sh -k profile   extra arguments go to pytest
@@ -31,7 +34,11 @@ echo "== installing Cyborg and its test requirements into $venv"
 "$venv/bin/python" -m pip install -q -U pip
 "$venv/bin/python" -m pip install -q -c "$constraints" -r requirements.txt \
     -r test-requirements.txt
-"$venv/bin/python" -m pip install -q --no-deps -e .
+# The quickstart (tools/quickstart), a tool of this repository outside the
+# openstack-cyborg wheel, holds the launchers of the other services and the
+# Nova simulator that the functional tests use; the two requirements
+# files above bring its own.
+"$venv/bin/python" -m pip install -q --no-deps -e . -e tools/quickstart
 "$venv/bin/python" -m pip check
 # The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
 # for the upgrade tests, each in its own virtualenv.
@@ -49,6 +56,16 @@ doc8 doc/source api-ref/source releasenotes/source README.md
 
 echo "== bandit"
 bandit -r cyborg -x cyborg/tests -q
+
+echo "== the wheel alone: pip check, every service module imports"
+PYTHON=$python tools/check-wheel.sh
+
+# The MariaDB, PostgreSQL and RabbitMQ servers and sudo, as CI has them:
+# started or installed where missing and possible.
+if [ -n "${CI:-}" ]; then
+    export CYBORG_ENSURE_SERVERS_STRICT=${CYBORG_ENSURE_SERVERS_STRICT:-1}
+fi
+tools/ensure-servers.sh
 
 # RabbitMQ queues are named after RPC topics whatever the exchange, so two
 # test runs on one broker would answer each other's calls: give this run a
@@ -73,5 +90,11 @@ fi
 # so one worker more than the CPUs; tests that must share a worker carry
 # an xdist_group mark (doc/source/contributor/testing.rst).
 workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 1))}
+# In CI the slowest tests are listed too, to keep the run short.
+durations=()
+if [ -n "${CI:-}" ]; then
+    durations=(--durations=30)
+fi
 echo "== unit, functional and load tests ($workers workers)"
-pytest -p no:cacheprovider -ra -n "$workers" --dist loadgroup cyborg/tests "$@"
+pytest -p no:cacheprovider -ra -n "$workers" --dist loadgroup \
+    "${durations[@]}" cyborg/tests "$@"

@@ -9,19 +9,24 @@
 #                      commands)
 #   .venvs/nova-34.0.0 nova 34.0.0: its nova.accelerator.cyborg client, and
 #                      its services that boot servers with accelerators
-#                      (cyborg.demo.nova; about two minutes to install)
+#                      (cyborg_quickstart.nova; about two minutes to
+#                      install), with what the quickstart's files run there
+#                      import (tools/quickstart/cyborg_quickstart/nova_venv/
+#                      requirements.txt)
 #   .venvs/openstack-cyborg-17.0.0
 #                      openstack-cyborg 17.0.0 + PyMySQL, its dependencies
 #                      pinned by tools/openstack-cyborg-17.0.0-constraints.txt
-#   .venvs/keystone    Keystone, served by cheroot (cyborg/demo/keystone.py)
+#   .venvs/keystone    Keystone, served by cheroot (cyborg_quickstart.keystone)
 #   .venvs/glance      Glance on SQLite with its file store, served by
-#                      cheroot (cyborg/demo/glance.py)
+#                      cheroot (cyborg_quickstart.glance)
 #   .venvs/tempest     tempest + cyborg-tempest-plugin
 #   .venvs/neutron-29.0.0
 #                      neutron 29.0.0 (ML2, no agents, on MariaDB), served
-#                      by cheroot (cyborg/demo/neutron.py); pyroute2, which
-#                      its schema migrations import, is not among its
-#                      requirements
+#                      by cheroot (cyborg_quickstart.neutron), with the
+#                      quickstart's mechanism driver's requirements
+#                      (tools/quickstart/cyborg_quickstart/neutron_venv/
+#                      requirements.txt: pyroute2, which its schema
+#                      migrations import, is not among Neutron's)
 #
 # Re-running it is cheap: an existing virtualenv with the right packages is
 # left as it is. Naming virtualenvs installs only those:
@@ -59,10 +64,19 @@ install_client() {
     echo "$*" > "$venv/.cyborg-clients"
 }
 
+# quickstart_requirements DIR: the requirements of the quickstart's files
+# that run in another service's virtualenv, one a line.
+quickstart_requirements() {
+    grep -v '^[[:space:]]*\(#\|$\)' \
+        "tools/quickstart/cyborg_quickstart/$1/requirements.txt"
+}
+mapfile -t nova_requirements < <(quickstart_requirements nova_venv)
+mapfile -t neutron_requirements < <(quickstart_requirements neutron_venv)
+
 install_client "$root/osc-10.3.1" openstack python-openstackclient==10.3.1 \
     python-cyborgclient==3.0.0
 install_client "$root/osc-10.5.0" openstack python-openstackclient==10.5.0
-install_client "$root/nova-34.0.0" python nova==34.0.0
+install_client "$root/nova-34.0.0" python "${nova_requirements[@]}"
 install_client "$root/openstack-cyborg-17.0.0" cyborg-dbsync \
     openstack-cyborg==17.0.0 PyMySQL \
     -c tools/openstack-cyborg-17.0.0-constraints.txt
@@ -72,5 +86,5 @@ install_client "$root/glance" glance-manage glance==33.0.0 cheroot \
     -c tools/upper-constraints.txt
 install_client "$root/tempest" tempest tempest==47.0.0 \
     cyborg-tempest-plugin==2.8.0
-install_client "$root/neutron-29.0.0" neutron-db-manage neutron==29.0.0 \
-    PyMySQL cheroot pyroute2 -c tools/upper-constraints.txt
+install_client "$root/neutron-29.0.0" neutron-db-manage \
+    "${neutron_requirements[@]}" -c tools/upper-constraints.txt

@@ -19,6 +19,8 @@ this release's ``program``, ``create_mdev`` and ``remove_mdev``.
 :mod:`cyborg.conductor.cyborg17_agents` picks this client for such hosts.
 """
 
+import copy
+
 import oslo_messaging as messaging
 
 from cyborg.agent import rpcapi
@@ -41,25 +43,38 @@ class AgentAPI:
         self.client = rpc.get_client(
             target, objects_base.CyborgObjectSerializer(),
             version_cap=self.RPC_API_VERSION)
+        self._token_client = rpc.get_client(
+            target, objects_base.CyborgObjectSerializer(),
+            version_cap=self.RPC_API_VERSION, with_token=True)
 
-    def _call(self, context, server, method, timeout=None, **kwargs):
-        return rpc.call(self.client.prepare(server=server, timeout=timeout),
+    def _call(self, context, server, method, timeout=None, client=None,
+              **kwargs):
+        client = client or self.client
+        return rpc.call(client.prepare(server=server, timeout=timeout),
                         context, method,
                         _("openstack-cyborg 17.0.0's agent %s has not") %
                         server, **kwargs)
 
     def fpga_program(self, context, server, controlpath_id, bitstream_uuid,
-                     driver_name, timeout=None):
+                     driver_name, timeout=None, glance_token=None):
         """Load Glance image ``bitstream_uuid`` into the card.
 
         :param controlpath_id: the card's control path, as 17.0.0's
             conductor sent it: ``cpid_type`` and ``cpid_info`` (a dict).
         :param driver_name: the deployable's ``driver_name``, which picks
             17.0.0's FPGA driver.
+        :param glance_token: a token with which it downloads the image
+            (``[conductor] cyborg17_agents_glance_token``); the call
+            carries no token without one.
         :returns: what its driver returned (True when it loaded).
         """
+        client = None
+        if glance_token is not None:
+            context = copy.copy(context)
+            context.auth_token = glance_token
+            client = self._token_client
         return self._call(context, server, 'fpga_program', timeout=timeout,
-                          controlpath_id=controlpath_id,
+                          client=client, controlpath_id=controlpath_id,
                           bitstream_uuid=bitstream_uuid,
                           driver_name=driver_name)
 

@@ -26,41 +26,41 @@ From the outside in, a request passes:
 6. Error formatting (:class:`cyborg.api.errors.ErrorFormatter`): it sits
    outside the rest so that a refused token or an oversized body, too,
    is answered with the contract's error body.
-7. ``RequestBodySizeLimiter`` (oslo.middleware): a body over
+7. For an application a WSGI server loads (``open_database`` given), the
+   database gate (:mod:`cyborg.api.database_gate`): until the process has
+   opened its database engine, ``503`` with a message that says so; an
+   API loaded before its database serves once it answers.
+8. ``RequestBodySizeLimiter`` (oslo.middleware): a body over
    ``[oslo_middleware] max_request_body_size`` is refused with 413.
-8. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
+9. Authentication (:mod:`cyborg.api.auth`): keystonemiddleware's
    ``auth_token`` or ``noauth``, per ``[api] auth_strategy``.
-9. With ``[audit] enabled``, keystonemiddleware's audit middleware: a
-   CADF event per request, naming the authenticated caller.
-10. The health check for a request with a token: details for admins.
+10. With ``[audit] enabled``, keystonemiddleware's audit middleware: a
+    CADF event per request, naming the authenticated caller.
+11. The health check for a request with a token: details for admins.
     Beside it, with ``[metrics] enabled``, the Prometheus metrics
     (:mod:`cyborg.api.metric`) for callers their policy allows.
-11. The URL check (:func:`_utf8_urls`): a path or query string that is
+12. The URL check (:func:`_utf8_urls`): a path or query string that is
     not UTF-8 is answered 400 here, where pecan would log a traceback.
-12. The pecan application, whose hooks build the request context, read
+13. The pecan application, whose hooks build the request context, read
     the microversion, refuse a ``Content-Type`` that is not JSON before
     WebOb would parse a form body, and turn exceptions into error
     responses.
 """
-import functools
-import inspect
 import time
 import urllib.parse
 
 from keystonemiddleware import audit
 from oslo_log import log
-from oslo_middleware import base as middleware_base
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import pecan
-from pecan import util as pecan_util
 from webob import exc as webob_exc
 
 from cyborg.api import auth
-from cyborg.api.controllers import base
 from cyborg.api.controllers import root
+from cyborg.api import database_gate
 from cyborg.api import errors
 from cyborg.api import healthcheck
 from cyborg.api import hooks
@@ -74,27 +74,6 @@ from cyborg import policy
 
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
-
-
-# pecan reads the signature of a controller method about seven times a
-# request, each time building a namedtuple class (pecan 1.8): 15 % of the
-# CPU of a small GET. Methods do not change their signatures: read each
-# once. pecan.util.getargspec, which pecan's routing calls, looks its
-# private helper up in its module each time. Private: a change of pecan
-# that caches signatures itself (in pecan.util.getargspec) lets this go;
-# cyborg/tests/unit/api/test_library_internals.py fails if pecan renames
-# or stops calling the helper.
-pecan_util._getargspec = functools.lru_cache(maxsize=1024)(
-    pecan_util._getargspec)
-# oslo.middleware (8.x) reads the signature of a middleware's
-# process_response for every request, in each of its middlewares here:
-# 6 % of the CPU of a small GET. Read it once per middleware. The name is
-# the module's import of inspect.getfullargspec, not its API: an
-# oslo.middleware that reads the signature once (in
-# ConfigurableMiddleware's constructor) lets this go; the same test fails
-# if the module stops looking it up there.
-middleware_base.getfullargspec = functools.lru_cache(maxsize=64)(
-    inspect.getfullargspec)
 
 
 class _Request(pecan.Request):
@@ -133,7 +112,7 @@ def _pecan_app():
     return _Pecan(
         root.RootController(),
         request_cls=_Request,
-        hooks=[hooks.ContextHook(rpcapi.ConductorAPI(), base.ListCache()),
+        hooks=[hooks.ContextHook(rpcapi.ConductorAPI()),
                hooks.MicroversionHook(),
                hooks.ContentTypeHook(),
                hooks.ErrorHook()],
@@ -195,10 +174,14 @@ def _audit(app, conf):
         ignore_req_list=','.join(conf.audit.ignore_req_list))
 
 
-def setup_app(conf=CONF):
+def setup_app(conf=CONF, open_database=None):
     """Build the WSGI application from the process's configuration.
 
     :func:`cyborg.common.rpc.init` must have been called.
+
+    :param open_database: where the process has not opened its database
+        engine (a WSGI server's), what opens it: requests are answered 503
+        until it has (:mod:`cyborg.api.database_gate`).
     """
     policy.init(conf)
     cors.set_defaults(
@@ -208,14 +191,17 @@ def setup_app(conf=CONF):
                         microversion.MIN_HEADER, microversion.MAX_HEADER],
         allow_methods=['GET', 'POST', 'PATCH', 'DELETE'])
     app = _utf8_urls(_pecan_app())
-    app = healthcheck.authenticated(app, conf)
+    app = healthcheck.authenticated(app)
     app = metric.authenticated(app, conf)
     if conf.audit.enabled:
         app = _audit(app, conf)
     app = auth.middleware(app, conf)
     app = sizelimit.RequestBodySizeLimiter(app, conf)
+    if open_database is not None:
+        app = database_gate.DatabaseGate(app, open_database,
+                                         conf.database.retry_interval)
     app = errors.ErrorFormatter(app)
-    app = healthcheck.public(app, conf)
+    app = healthcheck.public(app)
     app = cors.CORS(app, conf)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return request_id.RequestId(_access_log(app))

@@ -24,24 +24,25 @@ from oslo_middleware import healthcheck
 PATH = '/healthcheck'
 
 
-class _Healthcheck(healthcheck.Healthcheck):
-    """The health check, with or without details whatever the config."""
+def _check(app, detailed):
+    """oslo.middleware's health check, with or without details.
 
-    def __init__(self, app, conf, detailed):
-        super().__init__(app, conf)
-        # oslo.middleware's private switch, read for every answer
-        # (guarded by cyborg/tests/unit/api/test_library_internals.py);
-        # gone once Healthcheck lets a request decide on details.
-        self._show_details = detailed
+    The choice goes in as the middleware's own (paste's) options, which
+    come before ``[healthcheck]``; the other options are read from
+    ``[healthcheck]``. The middleware reads ``detailed`` once, when it is
+    made, so the checks of one process can differ. The options are those
+    of oslo.config's global object, which is Cyborg's configuration.
+    """
+    return healthcheck.Healthcheck(app, {'detailed': detailed})
 
 
 def _is_health_check(environ):
     return environ.get('PATH_INFO') == PATH
 
 
-def public(app, conf):
+def public(app):
     """Answer a token-less ``/healthcheck`` before authentication."""
-    check = _Healthcheck(app, conf, detailed=False)
+    check = _check(app, detailed=False)
 
     def route(environ, start_response):
         if _is_health_check(environ) and 'HTTP_X_AUTH_TOKEN' not in environ:
@@ -50,10 +51,10 @@ def public(app, conf):
     return route
 
 
-def authenticated(app, conf):
+def authenticated(app):
     """Answer ``/healthcheck`` after authentication: details for admins."""
-    plain = _Healthcheck(app, conf, detailed=False)
-    detailed = _Healthcheck(app, conf, detailed=True)
+    plain = _check(app, detailed=False)
+    detailed = _check(app, detailed=True)
 
     def route(environ, start_response):
         if not _is_health_check(environ):

@@ -19,6 +19,7 @@ from webob import exc as webob_exc
 from cyborg.api import errors
 from cyborg.api import microversion
 from cyborg import context
+from cyborg import exception
 from cyborg.i18n import _
 from cyborg import policy
 
@@ -33,15 +34,13 @@ class ContextHook(hooks.PecanHook):
     (:func:`cyborg.policy.refresh`): every check of the request sees them.
 
     It also hands controllers the conductor's RPC API, made once per
-    process, and the application's
-    :class:`~cyborg.api.controllers.base.ListCache`.
+    process.
     """
 
     priority = 10
 
-    def __init__(self, conductor, lists):
+    def __init__(self, conductor):
         self.conductor = conductor
-        self.lists = lists
 
     def before(self, state):
         ctx = context.RequestContext.from_environ(state.request.environ)
@@ -49,14 +48,15 @@ class ContextHook(hooks.PecanHook):
         ctx.is_admin = policy.check_is_admin(ctx)
         state.request.context['cyborg'] = ctx
         state.request.context['conductor'] = self.conductor
-        state.request.context['lists'] = self.lists
 
 
 class MicroversionHook(hooks.PecanHook):
     """Reads the microversion a request asks for and says which it got.
 
     It reads it before routing, so that a 404 or 405 of a /v2 path
-    carries the version headers too.
+    carries the version headers too, but refuses a version it does not
+    serve (406) only after routing: a path or a method the API does not
+    have is a 404 or a 405 (with ``Allow``) whatever the header says.
     """
 
     priority = 20
@@ -65,8 +65,17 @@ class MicroversionHook(hooks.PecanHook):
         if state.request.path_info in _UNVERSIONED:
             return
         state.request.context['version'] = None
-        state.request.context['version'] = microversion.from_header(
-            state.request.headers.get(microversion.HEADER))
+        try:
+            state.request.context['version'] = microversion.from_header(
+                state.request.headers.get(microversion.HEADER))
+        except exception.NotAcceptable as refusal:
+            # Refused once the route is known to take the method.
+            state.request.context['version_refused'] = refusal
+
+    def before(self, state):
+        refusal = state.request.context.pop('version_refused', None)
+        if refusal is not None:
+            raise refusal
 
     def after(self, state):
         if 'version' in state.request.context:
@@ -87,6 +96,12 @@ def _takes(media_type):
         media_type.endswith('+json'))
 
 
+def _has_body(request):
+    """Whether ``request`` comes with a body (a length, or chunked)."""
+    return bool(request.content_length) or 'chunked' in request.headers.get(
+        'Transfer-Encoding', '').lower()
+
+
 class ContentTypeHook(hooks.PecanHook):
     """Refuses a request whose ``Content-Type`` names no JSON body.
 
@@ -95,9 +110,11 @@ class ContentTypeHook(hooks.PecanHook):
     (``application/x-www-form-urlencoded`` or ``multipart/form-data``)
     that no controller reads, and raised for a multipart type without a
     boundary or a form with an unknown charset: a 500. This hook answers
-    before routing, for every route and method, with or without a body:
+    before routing, for every route and method that comes with a body:
     400 for a value that is no media type, 415 for one that is not JSON.
-    Parameters (``charset``) are not read: JSON has none (RFC 8259).
+    Without a body the media type means nothing and is dropped (wsgiref
+    and some proxies give every request ``text/plain``). Parameters
+    (``charset``) are not read: JSON has none (RFC 8259).
     """
 
     priority = 25
@@ -106,6 +123,11 @@ class ContentTypeHook(hooks.PecanHook):
         value = state.request.headers.get('Content-Type', '')
         media_type = value.split(';', 1)[0].strip()
         if not value.strip():
+            return
+        if not _has_body(state.request):
+            # Nothing to describe: dropped, so that WebOb reads no charset
+            # from it either (for the query string).
+            del state.request.environ['CONTENT_TYPE']
             return
         if _MEDIA_TYPE.fullmatch(media_type) is None:
             raise webob_exc.HTTPBadRequest(_(

@@ -15,12 +15,12 @@ Request bodies and query strings are described by the schemas the API
 validates requests with, responses by the response schemas next to them
 (:mod:`cyborg.api.schemas`), so the document cannot drift from the code.
 ``GET /v2/openapi.json`` serves it without a token. It describes the
-latest microversion (``info.version``): every operation takes the
-``OpenStack-API-Version`` header that asks for it, and an operation, a
-parameter or a field that a microversion after 2.0 added says which one.
-A request without the header, or one whose header names no
-``accelerator`` version, is served at 2.0 (the API-SIG microversion
-guideline), which the api-ref describes.
+latest microversion (``info.version``), which the optional
+``OpenStack-API-Version`` header asks for; an operation, a parameter or a
+field that a microversion after 2.0 added says which one, and a field
+whose format changed describes both. A request without the header, or
+one whose header names no ``accelerator`` version, is served at 2.0 (the
+API-SIG microversion guideline), which the api-ref describes.
 """
 
 import copy
@@ -95,8 +95,7 @@ def _list_query(schema):
     """The query parameters of a list at the newest microversion."""
     return parameter_types.list_query(
         microversion.MAX_VERSION, schema.list_query, schema.SORT_KEYS,
-        getattr(schema, 'list_query_2_4', None),
-        getattr(schema, 'list_query_2_7', None))['properties']
+        getattr(schema, 'list_query_since', None))['properties']
 
 
 def _list(collection, schema, response, key=None, errors=None):
@@ -175,7 +174,10 @@ OPERATIONS = (
     Operation('POST', '/v2/devices/{uuid}/disable', 'Put a device in '
               'maintenance.', {'204': None}),
     Operation('POST', '/v2/devices/{uuid}/release', 'End a device\'s '
-              'health quarantine.', {'204': None}, errors=HOST_ERRORS,
+              'health quarantine.', {'204': None},
+              errors=dict(HOST_ERRORS, **{
+                  '423': 'A conductor is reconciling the device\'s host '
+                         'just now; try again in a moment.'}),
               since=microversion.DEVICE_HEALTH),
     _list('deployables', deployable, deployable.response),
     Operation('GET', '/v2/deployables/{uuid}', 'Show a deployable.',
@@ -229,29 +231,37 @@ _PATH_PARAMETERS = {
                      'pattern': '^[^,]+(,[^,]+)*$'},
 }
 
-#: What asks for the microversion this document describes: an
-#: ``accelerator`` entry, last in the list, naming it or ``latest``.
-#: Entries of other services may come first; the service ignores them.
+#: A microversion the service serves, or ``latest``.
+_SERVED = '(?:%s|%s)' % ('|'.join(
+    version.replace('.', '\\.') for version, _note in microversion.VERSIONS),
+    microversion.LATEST)
+
+#: What asks for a microversion the service serves: an ``accelerator``
+#: entry, last in the list. Entries of other services may come first; the
+#: service ignores them.
 VERSION_PATTERN = (
-    '^(?:[a-z][a-z0-9-]* (?:[0-9]+\\.[0-9]+|latest), ?)*%s (?:%s|%s)$' % (
-        microversion.SERVICE_TYPE,
-        str(microversion.MAX_VERSION).replace('.', '\\.'),
-        microversion.LATEST))
+    '^(?:[a-z][a-z0-9-]* (?:[0-9]+\\.[0-9]+|latest), ?)*%s %s$' % (
+        microversion.SERVICE_TYPE, _SERVED))
+
+#: The microversion a request without the header is served at.
+DEFAULT_VERSION = '%s %s' % (microversion.SERVICE_TYPE,
+                             microversion.MIN_VERSION)
 
 _VERSION_HEADER = {
-    'name': microversion.HEADER, 'in': 'header', 'required': True,
+    'name': microversion.HEADER, 'in': 'header', 'required': False,
     'description': (
         'The microversion, as the API-SIG guideline spells it: a '
         'comma-separated list of "<service type> <version>" entries, of '
-        'which the accelerator one counts. This document describes %s, '
-        'which "accelerator %s" or "accelerator latest" asks for. The '
-        'service also serves a request without the header, or whose '
-        'header names no accelerator version, at %s, and answers 406 to '
-        'an accelerator version it does not serve; the api-ref describes '
-        'the earlier microversions.' % (
-            microversion.MAX_VERSION, microversion.MAX_VERSION,
-            microversion.MIN_VERSION)),
+        'which the accelerator one counts. Optional: a request without '
+        'it, or whose header names no accelerator version, is served at '
+        '%s (the default); one naming a version the service does not serve '
+        'is answered 406. This document describes %s ("accelerator '
+        'latest"); an operation, parameter or field a later microversion '
+        'added says which one, and the api-ref describes each '
+        'microversion.' % (microversion.MIN_VERSION,
+                           microversion.MAX_VERSION)),
     'schema': {'type': 'string', 'pattern': VERSION_PATTERN,
+               'default': DEFAULT_VERSION,
                'examples': ['%s %s' % (microversion.SERVICE_TYPE,
                                        microversion.LATEST)]},
 }
@@ -350,8 +360,18 @@ def _document():
     }
 
 
-def document(server_url):
-    """The OpenAPI document, for the API served at ``server_url``."""
+def document(server_url, token=True):
+    """The OpenAPI document, for the API served at ``server_url``.
+
+    :param token: whether the API needs a token; one that takes none
+        (``[api] auth_strategy = noauth``) says so, so that a client or a
+        testing tool made from the document does not expect a refusal.
+    """
     doc = copy.deepcopy(_document())
     doc['servers'] = [{'url': server_url}]
+    if not token:
+        doc['security'] = []
+        doc['info']['description'] += (
+            '\nThis deployment authenticates no one ([api] auth_strategy = '
+            'noauth): no token is needed.\n')
     return doc

@@ -20,11 +20,16 @@ returns the application. The middleware is built in code: an
 
 import sys
 
-from cyborg.api import app
-from cyborg import startup
+from cyborg.common import process
+
+# The process-wide choices, before the application's libraries load.
+process.use_native_threads()
+
+from cyborg.api import app  # noqa: E402,I202
+from cyborg import startup  # noqa: E402
 
 
 def init_application():
     """The API application, its process prepared."""
     startup.prepare_wsgi_api(getattr(sys, 'argv', []))
-    return app.setup_app()
+    return app.setup_app(open_database=startup.open_database)

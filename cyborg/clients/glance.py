@@ -55,3 +55,15 @@ def project_id(conf):
     if adapter.auth is None:
         return None
     return adapter.get_project_id()
+
+
+def service_token(conf):
+    """A token of ``[glance]``'s credentials, or None without any.
+
+    Only for openstack-cyborg 17.0.0's agents, which download bitstreams
+    themselves (``[conductor] cyborg17_agents_glance_token``).
+    """
+    adapter = keystone.get_adapter(conf, GROUP)
+    if adapter.auth is None:
+        return None
+    return adapter.get_token()

@@ -13,12 +13,14 @@
 
 For development and the quickstart, so no console script of a production
 install: run it as ``python -m cyborg.cmd.all_in_one``. With ``[DEFAULT]
-transport_url = fake://`` the three services talk over in-process queues,
-so one process on one SQLite database is a whole Cyborg for one simulated
-or real host. The API answers at once; the agent first waits, in the
-background, for Placement to know this host's compute node (``[agent]
-placement_wait_*``), then reports its devices. ``SIGTERM`` or ``SIGINT``
-stops all three.
+transport_url = fake://`` (oslo.messaging's in-process transport) the
+three services call each other directly, without a broker
+(:mod:`cyborg.common.local_dispatch`; what they send is serialised as on
+RabbitMQ), so one process on one SQLite database is a whole Cyborg for
+one simulated or real host. The API answers at once; the agent first
+waits, in the background, for Placement to know this host's compute node
+(``[agent] placement_wait_*``), then reports its devices. ``SIGTERM`` or
+``SIGINT`` stops all three.
 """
 
 import signal
@@ -72,7 +74,7 @@ class _Agent(threading.Thread):
 
 def main(argv=None):
     startup.prepare_server('cyborg-all-in-one', argv)
-    if not api_cmd.on_fake_transport(CONF):
+    if not rpc.in_process(CONF):
         LOG.error('cyborg-all-in-one needs [DEFAULT] transport_url = '
                   'fake://; run cyborg-api, cyborg-conductor and '
                   'cyborg-agent for another transport')

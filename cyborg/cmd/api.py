@@ -20,9 +20,9 @@ The master process imports the application before it forks the workers,
 which share those pages with it for as long as no process writes to them
 (see :func:`cyborg.common.service.freeze`).
 
-With ``[DEFAULT] transport_url = fake://`` no other process can reach
-this one, so it runs all in one for development: a single worker that
-also serves the conductor.
+It refuses ``[DEFAULT] transport_url = fake://``: no conductor could
+reach it. One process for one host is ``cyborg-all-in-one``
+(:mod:`cyborg.cmd.all_in_one`).
 
 With ``[api] enable_ssl_api`` it serves HTTPS with ``[ssl] cert_file``
 and ``key_file``, as openstack-cyborg did.
@@ -38,13 +38,11 @@ from cheroot import wsgi
 import cotyledon
 from oslo_concurrency import processutils
 from oslo_log import log
-import oslo_messaging as messaging
 
 from cyborg.api import app
 from cyborg.api import auth
 from cyborg.common import rpc
 from cyborg.common import service
-from cyborg.conductor import service as conductor_service
 import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
@@ -119,17 +117,10 @@ class APIWorker(cotyledon.Service):
         self.conf = conf
         self.workers = workers
         self.server = None
-        self.conductor = None
 
     def run(self):
         # Connections and transports are made after the fork.
         startup.connect_api(self.conf)
-        if on_fake_transport(self.conf):
-            LOG.warning('transport_url is fake://: serving the conductor '
-                        'in this process too (development only)')
-            self.conductor = conductor_service.ConductorService(
-                self.conf.host)
-            self.conductor.start()
         self.server = make_server(self.conf, app.setup_app(self.conf),
                                   shared=self.workers > 1)
         # What was made so far (modules, configuration, the application:
@@ -148,14 +139,7 @@ class APIWorker(cotyledon.Service):
     def terminate(self):
         if self.server is not None:
             self.server.stop()
-        if self.conductor is not None:
-            self.conductor.stop()
         rpc.cleanup()
-
-
-def on_fake_transport(conf):
-    """Whether ``[DEFAULT] transport_url`` is the in-process fake://."""
-    return messaging.TransportURL.parse(conf).transport == 'fake'
 
 
 #: The exit status of a refusal to start (as oslo.config's for bad options).
@@ -168,6 +152,12 @@ def main(argv=None):
     if refusal:
         LOG.error('cyborg-api will not start: %s', refusal)
         return REFUSED
+    if rpc.in_process(CONF):
+        LOG.error('cyborg-api will not start: [DEFAULT] transport_url is '
+                  'fake://, which no conductor can reach; run '
+                  'cyborg-all-in-one (python -m cyborg.cmd.all_in_one) '
+                  'for API, conductor and agent in one process')
+        return REFUSED
     try:
         # Checked before the workers start, which would each fail.
         tls_adapter(CONF)
@@ -175,8 +165,6 @@ def main(argv=None):
         LOG.error('cyborg-api cannot start: %s', e)
         return 1
     workers = CONF.api.api_workers or processutils.get_worker_count()
-    if on_fake_transport(CONF):
-        workers = 1
     manager = cotyledon.ServiceManager()
     manager.add(APIWorker, workers=workers, args=(CONF, workers))
     service.freeze()

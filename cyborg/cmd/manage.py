@@ -23,11 +23,13 @@ only reports what it would change. Accelerator requests keep the groups
 they were created with.
 
 ``audit`` compares the database with Placement and Nova and lists what
-disagrees; ``--heal`` repairs what is safe to repair
+disagrees, changing nothing; ``--heal`` asks a conductor, over RPC, to
+audit again and repair what is safe to repair
 (:mod:`cyborg.conductor.audit`, ``doc/source/admin/audit.rst``). It exits
 0 when all agree, 1 when findings remain, 2 when Placement or Nova could
 not be read (Nova also when it does not show every project's servers to
-``[nova]``'s user); ``--heal`` then refuses to change anything.
+``[nova]``'s user), in which case ``--heal`` refuses to change anything,
+or when no conductor answered ``--heal``.
 """
 
 import json
@@ -40,8 +42,10 @@ from oslo_log import log
 from cyborg.common import profile_group
 from cyborg.common import rpc
 from cyborg.conductor import audit
+from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg import context
+from cyborg import exception
 from cyborg.objects import device_profile
 from cyborg import startup
 
@@ -116,30 +120,44 @@ def _table(rows):
 
 def _audit():
     heal = CONF.category.heal
+    ctx = context.get_admin_context()
     if heal:
-        # An unbind removes mdevs through the agents and notifies.
+        # The conductor repairs with its own workflows (unbinds tell the
+        # agents and Nova; syncs run under the hosts' leases).
         rpc.init(CONF)
-    checker = audit.Audit(context.get_admin_context(), CONF)
-    report = checker.run()
-    if heal:
-        checker.heal(report)
-        if report.refused:
-            print('cyborg-manage audit: --heal refused: %s' % report.refused,
+        if (CONF.transport_url or '').startswith('fake:'):
+            print('cyborg-manage audit: --heal asks a conductor over the '
+                  'message bus, which [DEFAULT] transport_url = fake:// '
+                  '(the all-in-one) keeps inside its process: audit '
+                  'without --heal and repair as the findings advise',
                   file=sys.stderr)
+            return 2
+        try:
+            report = rpcapi.ConductorAPI().audit_heal(ctx)
+        except exception.ServiceUnavailable as e:
+            print('cyborg-manage audit: --heal: %s' % e, file=sys.stderr)
+            return 2
+        if report['heal_refused']:
+            print('cyborg-manage audit: --heal refused: %s'
+                  % report['heal_refused'], file=sys.stderr)
+    else:
+        report = audit.Audit(ctx, CONF).run().as_dict()
     if CONF.category.format == 'json':
-        print(json.dumps(dict(report.as_dict(), healed=heal), indent=2,
+        print(json.dumps(dict(report, healed=heal), indent=2,
                          sort_keys=True))
-        return report.exit_status()
-    if report.findings:
-        print(_table([f.as_dict() for f in report.findings]))
-    for source, reason in sorted(report.unchecked.items()):
-        print('%s not checked: %s' % (source.capitalize(), reason))
-    print('%d finding(s), %d remaining.' % (len(report.findings),
-                                            len(report.remaining)))
-    if report.remaining and not heal and any(
-            f.repair for f in report.remaining):
+        return report['exit_status']
+    findings = report['findings']
+    remaining = [f for f in findings if not f['repaired']]
+    if findings:
+        print(_table(findings))
+    for source, state in sorted(report['sources'].items()):
+        if not state['checked']:
+            print('%s not checked: %s' % (source.capitalize(),
+                                          state['reason']))
+    print('%d finding(s), %d remaining.' % (len(findings), len(remaining)))
+    if not heal and any(f['repairable'] for f in remaining):
         print('Nothing was changed; run again with --heal to repair.')
-    return report.exit_status()
+    return report['exit_status']
 
 
 def _add_parsers(subparsers):

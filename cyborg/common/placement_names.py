@@ -16,10 +16,12 @@ os-traits) or ``CUSTOM_`` followed by upper-case letters, digits and
 underscores. Cyborg's drivers make their custom names with
 :func:`custom_name`; the FPGA region and function traits, which both the
 FPGA drivers and the conductor's programming decision read, are made here
-from their normalised ids.
+from their normalised ids; so are the names and uuids of the providers of
+deployables.
 """
 
 import re
+import uuid
 
 import os_resource_classes
 import os_traits
@@ -122,3 +124,13 @@ def provider_name(hostname, deployable_name):
     before ours named deployables.
     """
     return '%s_%s' % (hostname, deployable_name)
+
+
+def provider_uuid(name):
+    """The resource provider uuid that Cyborg gives the provider ``name``.
+
+    A name-based uuid (version 3, DNS namespace) of the name, as
+    openstack-cyborg derives it: every conductor finds the same provider
+    for the same deployable, and so does the service Cyborg replaces.
+    """
+    return str(uuid.uuid3(uuid.NAMESPACE_DNS, name))

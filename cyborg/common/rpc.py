@@ -11,9 +11,16 @@
 # under the License.
 """oslo.messaging plumbing: one transport, clients, servers, serializer.
 
-RabbitMQ in production; ``fake://`` serves the all-in-one process and the
-fast tests, through :mod:`cyborg.common.local_rpc`. Servers use
-oslo.messaging's threading executor: no eventlet.
+RabbitMQ in production. Servers use oslo.messaging's threading executor:
+no eventlet.
+
+On ``fake://`` (the all-in-one process, ``cyborg-all-in-one``, and the
+fast tests) clients and servers are those of
+:mod:`cyborg.common.local_dispatch`: a call runs the endpoint that a
+server of this process serves, with what RabbitMQ would carry (serialized
+copies, the context without credentials, the version checked, exceptions
+as a remote caller gets them), without a broker, a driver or polling.
+Notifications on ``fake://`` stay on oslo.messaging's fake driver.
 """
 
 import functools
@@ -25,7 +32,7 @@ import oslo_messaging as messaging
 from oslo_messaging import opts as messaging_opts
 from oslo_messaging.rpc import dispatcher
 
-from cyborg.common import local_rpc
+from cyborg.common import local_dispatch
 from cyborg.conf import opts
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -38,6 +45,12 @@ NOTIFIER = None
 _AGENT_TRANSPORTS = {}
 _AGENT_LOCK = threading.Lock()
 _CONF = None
+#: The transports of this process on ``fake://``: their clients and servers
+#: are those of :mod:`cyborg.common.local_dispatch`.
+_IN_PROCESS = []
+#: oslo.messaging's options that the local clients and servers read (its
+#: own clients and servers register them).
+_LOCAL_OPTS = ('rpc_response_timeout', 'executor_thread_pool_size')
 # Domain errors raised by a server reach the caller as themselves, not as
 # a generic RemoteError; so do oslo.db's, so that the API answers a
 # conductor's lost database as unavailable, not as a bug.
@@ -53,8 +66,7 @@ def init(conf, url=None):
     messaging.set_transport_defaults(
         control_exchange=opts.CONTROL_EXCHANGE)
     _CONF = conf
-    TRANSPORT = messaging.get_rpc_transport(conf, url=_local(conf, url),
-                                            allowed_remote_exmods=_EXMODS)
+    TRANSPORT = _rpc_transport(conf, url)
     init_notifier(conf, url=url)
 
 
@@ -72,16 +84,34 @@ def agent_transport(host):
     url = template.replace('{host}', parse.quote(host, safe=''))
     with _AGENT_LOCK:
         if url not in _AGENT_TRANSPORTS:
-            _AGENT_TRANSPORTS[url] = messaging.get_rpc_transport(
-                _CONF, url=_local(_CONF, url), allowed_remote_exmods=_EXMODS)
+            _AGENT_TRANSPORTS[url] = _rpc_transport(_CONF, url)
         return _AGENT_TRANSPORTS[url]
 
 
-def _local(conf, url):
-    """``url``, or the in-process driver's where it is ``fake://``."""
-    if messaging.TransportURL.parse(conf, url).transport == 'fake':
-        return local_rpc.transport_url(conf, url)
-    return url
+def in_process(conf, url=None):
+    """Whether ``url`` (by default ``[DEFAULT] transport_url``) is fake://.
+
+    oslo.messaging's in-process transport: only servers of the same
+    process hear its messages, which :mod:`cyborg.common.local_dispatch`
+    carries.
+    """
+    return messaging.TransportURL.parse(conf, url).transport == 'fake'
+
+
+def _rpc_transport(conf, url):
+    transport = messaging.get_rpc_transport(conf, url=url,
+                                            allowed_remote_exmods=_EXMODS)
+    if in_process(conf, url):
+        conf.register_opts([o for o in dict(messaging_opts.list_opts())[None]
+                            if o.name in _LOCAL_OPTS])
+        _IN_PROCESS.append(transport)
+    return transport
+
+
+def _cleanup_transport(transport):
+    transport.cleanup()
+    if any(t is transport for t in _IN_PROCESS):
+        _IN_PROCESS[:] = [t for t in _IN_PROCESS if t is not transport]
 
 
 def _notification_opts():
@@ -106,7 +136,7 @@ def init_notifier(conf, url=None):
         return
     url = options.transport_url or url or conf.transport_url
     NOTIFIER = messaging.Notifier(
-        messaging.get_notification_transport(conf, url=_local(conf, url)),
+        messaging.get_notification_transport(conf, url=url),
         serializer=RequestContextSerializer(
             messaging.JsonPayloadSerializer()))
 
@@ -129,7 +159,7 @@ def cleanup_notifier():
 def cleanup():
     global TRANSPORT
     if TRANSPORT is not None:
-        TRANSPORT.cleanup()
+        _cleanup_transport(TRANSPORT)
     TRANSPORT = None
     cleanup_agent_transports()
     cleanup_notifier()
@@ -139,7 +169,7 @@ def cleanup_agent_transports():
     """Close the transports of :func:`agent_transport`."""
     with _AGENT_LOCK:
         for transport in _AGENT_TRANSPORTS.values():
-            transport.cleanup()
+            _cleanup_transport(transport)
         _AGENT_TRANSPORTS.clear()
 
 
@@ -154,11 +184,16 @@ class RequestContextSerializer(messaging.Serializer):
     compute host and every conductor would otherwise hold the token of
     whoever made the request, an administrator's included, and could act
     as them. No server needs it: each calls other services with its own
-    credentials.
+    credentials. The one exception, ``with_token``, is for
+    openstack-cyborg 17.0.0's agents, which download bitstreams with the
+    token they are sent: its client puts a token of the conductor's
+    ``[glance]`` credentials there, and only when an operator asks
+    (``[conductor] cyborg17_agents_glance_token``).
     """
 
-    def __init__(self, base):
+    def __init__(self, base, with_token=False):
         self._base = base
+        self._with_token = with_token
 
     def serialize_entity(self, context, entity):
         return self._base.serialize_entity(context, entity)
@@ -167,7 +202,10 @@ class RequestContextSerializer(messaging.Serializer):
         return self._base.deserialize_entity(context, entity)
 
     def serialize_context(self, context):
-        return context.to_dict(credentials=False)
+        values = context.to_dict(credentials=False)
+        if self._with_token:
+            values['auth_token'] = context.auth_token
+        return values
 
     def deserialize_context(self, context):
         return cyborg_context.RequestContext.from_dict(context)
@@ -179,25 +217,51 @@ def _transport():
     return TRANSPORT
 
 
+def _is_in_process(transport):
+    return any(t is transport for t in _IN_PROCESS)
+
+
 def get_client(target, serializer, version_cap=None, mandatory=False,
-               transport=None):
+               transport=None, with_token=False):
     """An RPC client of ``target``, on ``transport`` or the process's.
+
+    On ``fake://``, a client of the servers of this process
+    (:class:`cyborg.common.local_dispatch.Client`).
 
     :param mandatory: a message that no queue takes fails at once with
         ``MessageUndeliverable`` (RabbitMQ's mandatory flag), rather than
-        being dropped and its call timing out.
+        being dropped and its call timing out; on ``fake://``, a message
+        to a server that no server of this process serves.
+    :param with_token: the context's token travels too (see
+        :class:`RequestContextSerializer`).
     """
+    transport = transport or _transport()
+    serializer = RequestContextSerializer(serializer, with_token)
+    if _is_in_process(transport):
+        return local_dispatch.Client(
+            _CONF, target, serializer, opts.CONTROL_EXCHANGE,
+            version_cap=version_cap, mandatory=mandatory, allowed=_EXMODS)
     return messaging.get_rpc_client(
-        transport or _transport(), target, version_cap=version_cap,
-        serializer=RequestContextSerializer(serializer),
+        transport, target, version_cap=version_cap, serializer=serializer,
         transport_options=messaging.TransportOptions(
             at_least_once=mandatory))
 
 
 def get_server(target, endpoints, serializer, transport=None):
+    """An RPC server of ``endpoints`` on ``target``.
+
+    On ``fake://``, a server to the clients of this process
+    (:class:`cyborg.common.local_dispatch.Server`), with as many threads
+    as ``[DEFAULT] executor_thread_pool_size`` allows.
+    """
+    transport = transport or _transport()
+    serializer = RequestContextSerializer(serializer)
+    if _is_in_process(transport):
+        return local_dispatch.Server(
+            target, endpoints, serializer, opts.CONTROL_EXCHANGE,
+            workers=_CONF.executor_thread_pool_size)
     return messaging.get_rpc_server(
-        transport or _transport(), target, endpoints,
-        serializer=RequestContextSerializer(serializer),
+        transport, target, endpoints, serializer=serializer,
         access_policy=dispatcher.DefaultRPCAccessPolicy)
 
 

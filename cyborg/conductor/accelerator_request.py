@@ -11,16 +11,19 @@
 # under the License.
 """ARQ workflows: create from a profile, bind, unbind and delete.
 
-Binding is asynchronous: the RPC call validates the patch (states, and that
-each resource provider is a deployable of the named host that fits the
-ARQ's group) and moves the ARQs to BindStarted, then
-:mod:`cyborg.conductor.binding` finishes them in the conductor's executor.
-Unbind and delete release handles and mdevs here, in the RPC call.
+A bind is checked in the RPC call (states, and that each resource provider
+is a deployable of the named host that fits the ARQ's group). One that
+needs nothing but a PCI handle is then done in the call, in one
+transaction; one that loads a bitstream or makes an mdev moves to
+BindStarted, and :mod:`cyborg.conductor.binding` finishes it in the
+conductor's executor. Unbind and delete release handles and mdevs here, in
+the RPC call.
 """
 
 from oslo_log import log
 
 from cyborg.conductor import binding
+from cyborg.conductor import unbinding
 import cyborg.conf
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -45,15 +48,19 @@ def create(context, device_profile_name, project_id):
 
 
 def start_binds(context, patch, executor):
-    """Validate a bind/unbind patch, start the binds, do the unbinds.
+    """Validate a bind/unbind patch, do the binds, do the unbinds.
 
-    Every ARQ is checked before any changes, so a bad entry leaves all
-    of them as they were. The binds move to BindStarted together, in one
-    transaction that only moves each ARQ from the state it was checked
-    in: if a concurrent request changed any of them meanwhile, none moves.
-    They finish in the background on ``executor``; unbinds finish here.
+    The ARQs and the deployables the binds name are read at once, and
+    every ARQ is checked before any changes, so a bad entry leaves all of
+    them as they were. The binds start together, in one transaction that
+    only moves each ARQ from the state it was checked in: if a concurrent
+    request changed any of them meanwhile, none moves. Binds that need no
+    more than a PCI handle end in that transaction; the others finish in
+    the background on ``executor`` (:func:`cyborg.conductor.binding.start`).
+    Unbinds finish here.
 
     :param patch: {arq_uuid: bind values or None to unbind}.
+    :raises AcceleratorRequestNotFound: no ARQ has one of the uuids.
     :raises AcceleratorRequestInvalidState: an ARQ cannot move that way;
         nothing changed.
     :raises BindRefused: a bind names a resource provider that no
@@ -63,27 +70,29 @@ def start_binds(context, patch, executor):
         entries are done; that ARQ is UnbindFailed and may be unbound
         again).
     """
-    arqs = {uuid: arq_obj.AcceleratorRequest.get_by_uuid(context, uuid)
-            for uuid in patch}
+    arqs, targets = arq_obj.AcceleratorRequest.load_patch(
+        context, list(patch), {values['device_rp_uuid']
+                               for values in patch.values() if values})
     for uuid, values in patch.items():
+        if uuid not in arqs:
+            raise exception.AcceleratorRequestNotFound(uuid=uuid)
         target = states.UNBOUND if values is None else states.BIND_STARTED
         if not states.can_transition(arqs[uuid].state, target):
             raise exception.AcceleratorRequestInvalidState(
                 uuid=uuid, state=arqs[uuid].state,
                 allowed=', '.join(sorted(states.sources_of(target))))
-    binds = {uuid: (arqs[uuid].state, values)
+    binds = {uuid: (arqs[uuid], values)
              for uuid, values in patch.items() if values is not None}
-    checked = {uuid: binding.check(context, arqs[uuid], values['hostname'],
-                                   values['device_rp_uuid'])
-               for uuid, (_state, values) in binds.items()}
+    checked = {uuid: binding.check(context, arq, values['hostname'],
+                                   values['device_rp_uuid'], targets)
+               for uuid, (arq, values) in binds.items()}
     if binds:
-        binding.submit(context, arq_obj.AcceleratorRequest.start_binds(
-            context, binds), executor, checked=checked)
+        binding.start(context, binds, checked, executor)
     unbind_failures = []
     for uuid, values in patch.items():
         if values is None:
             try:
-                binding.unbind(context, arqs[uuid])
+                unbinding.unbind(context, arqs[uuid])
             except exception.UnbindFailed as e:
                 unbind_failures.append(e)
     if unbind_failures:
@@ -103,7 +112,7 @@ def delete(context, uuids=None, instance_uuid=None):
     else:
         arqs = arq_obj.AcceleratorRequest.list(
             context, filters={'instance_uuid': instance_uuid})
-    binding.remove_mdevs(context, arqs)
+    unbinding.remove_mdevs(context, arqs)
     arqs = arq_obj.AcceleratorRequest.destroy_many(
         context, uuids=uuids, instance_uuid=instance_uuid)
     LOG.info('Deleted accelerator requests %s', [a.uuid for a in arqs])

@@ -65,7 +65,7 @@ LOG = log.getLogger(__name__)
 class HostEndpoint:
     """The report calls of one host's agent, served for that host only."""
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     target = messaging.Target(version=RPC_API_VERSION)
 

@@ -14,27 +14,35 @@
 The periodic reconcile keeps Placement's providers in step with the
 database; nothing else compares the database with Nova's servers, nor
 Placement's allocations with the accelerator requests. :class:`Audit`
-does, and lists what disagrees as :class:`Finding` objects, each with
-the repair that ``--heal`` makes where one is safe. The kinds are
-documented in ``doc/source/admin/audit.rst``.
+does, and lists what disagrees as :class:`~cyborg.conductor.audit_report.
+Finding` objects, each with the repair that ``--heal`` makes where one is
+safe. The kinds are documented in ``doc/source/admin/audit.rst``. Where
+Placement differs from the database is what the plan of a Placement sync
+(:mod:`cyborg.conductor.placement_plan`) would change: the audit shows
+that plan, and ``--heal`` applies it.
+
+``cyborg-manage audit`` runs the checks in its own process and changes
+nothing; ``--heal`` asks a conductor (RPC ``audit_heal``), which runs
+:func:`heal`: the checks again, then the repairs, with the conductor's
+own workflows and under its host leases.
 
 What the hosts have is known from their agents' reports, which the
 database holds; the agents have no call that lists a host's devices on
 demand, so the audit reads the last report there.
 """
 
-import dataclasses
 import functools
-import os
-import socket
 
 import oslo_messaging as messaging
 
 from cyborg.clients import nova
 from cyborg.clients import placement
-from cyborg.conductor import binding
+from cyborg.conductor import audit_report
+from cyborg.conductor.inventory_plan import handles as handles_plan
+from cyborg.conductor import placement_plan
 from cyborg.conductor import placement_sync
 from cyborg.conductor import reconcile
+from cyborg.conductor import unbinding
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import attach_handle as handle_obj
@@ -42,20 +50,6 @@ from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 from cyborg.objects import host as host_obj
 from cyborg import states
-
-ORPHANED_ARQ = 'orphaned_arq'
-ALLOCATION_WITHOUT_ARQ = 'allocation_without_arq'
-HANDLE_WITHOUT_ARQ = 'handle_without_arq'
-PROVIDER_WITHOUT_DEVICE = 'provider_without_device'
-VANISHED_DEVICE = 'vanished_device'
-INVENTORY_DRIFT = 'inventory_drift'
-#: In the order they are checked and repaired: an ARQ unbound first
-#: frees its handle, and a provider is synced once its strays are gone.
-KINDS = (ORPHANED_ARQ, HANDLE_WITHOUT_ARQ, VANISHED_DEVICE,
-         ALLOCATION_WITHOUT_ARQ, PROVIDER_WITHOUT_DEVICE, INVENTORY_DRIFT)
-
-DATABASE, PLACEMENT, NOVA = 'database', 'placement', 'nova'
-SOURCES = (DATABASE, PLACEMENT, NOVA)
 
 #: ARQ states in which an ARQ names its instance (and holds or held a
 #: handle for it).
@@ -72,73 +66,16 @@ _MIGRATION = 'MIGRATION'
 _REPAIR_ERRORS = (exception.CyborgException, messaging.MessagingException)
 
 
-@dataclasses.dataclass
-class Finding:
-    """One disagreement between the sources.
-
-    ``repair`` makes it right and returns what it did, or is None where
-    no repair is safe: ``advice`` then says what the operator must do.
-    ``action`` says what ``--heal`` would do; after :meth:`Audit.heal`,
-    what it did, and ``repaired`` whether the finding is gone.
-    """
-
-    kind: str
-    object: str
-    host: str
-    detail: str
-    advice: str = ''
-    repair: object = dataclasses.field(default=None, repr=False)
-    action: str = ''
-    repaired: bool = False
-
-    def as_dict(self):
-        return {'kind': self.kind, 'object': self.object,
-                'host': self.host, 'detail': self.detail,
-                'repairable': self.repair is not None,
-                'action': self.action, 'repaired': self.repaired}
-
-
-@dataclasses.dataclass
-class Report:
-    """What an audit found, and which sources it could not read.
-
-    ``unchecked`` maps a source (:data:`SOURCES`) to why it could not be
-    read; the checks that needed it were skipped.
-    """
-
-    findings: list = dataclasses.field(default_factory=list)
-    unchecked: dict = dataclasses.field(default_factory=dict)
-    #: Why ``--heal`` changed nothing, when it refused to.
-    refused: str = ''
-
-    @property
-    def remaining(self):
-        return [f for f in self.findings if not f.repaired]
-
-    def exit_status(self):
-        """0 all agree, 1 findings remain, 2 a source could not be read."""
-        if self.unchecked:
-            return 2
-        return 1 if self.remaining else 0
-
-    def as_dict(self):
-        return {'sources': {name: {'checked': name not in self.unchecked,
-                                   'reason': self.unchecked.get(name)}
-                            for name in SOURCES},
-                'findings': [f.as_dict() for f in self.findings],
-                'heal_refused': self.refused or None,
-                'exit_status': self.exit_status()}
-
-
 class _NotRepaired(Exception):
     """A repair ran but left the finding as it was."""
 
 
 def _function(handle):
-    """The PCI function of a handle, which several handles may share."""
-    info = handle.attach_info
-    return tuple(info.get(k) for k in ('domain', 'bus', 'device',
-                                       'function'))
+    """The PCI function a handle hands out, as the plan of a report says.
+
+    See :func:`cyborg.conductor.inventory_plan.handles.function_key`.
+    """
+    return handles_plan.function_key(handle.attach_type, handle.attach_info)
 
 
 class Audit:
@@ -148,24 +85,26 @@ class Audit:
         PlacementClient`; by default one from ``[placement]``.
     :param nova_client: a :class:`~cyborg.clients.nova.NovaClient`; by
         default one from ``[nova]``.
+    :param owner: the name the repairs take host leases under (see
+        :func:`cyborg.conductor.inventory.host_lease`); only
+        :meth:`heal` needs it.
     """
 
     def __init__(self, context, conf, placement_client=None,
-                 nova_client=None):
+                 nova_client=None, owner=None):
         self._context = context
         self._placement = placement_client or placement.PlacementClient()
         self._nova = nova_client or nova.NovaClient(conf)
-        self._report = Report()
+        self._report = audit_report.Report()
         self._servers = {}
         self._sees_all = None
         self._synced = {}
-        self._owner = 'cyborg-manage-audit:%s:%d' % (socket.gethostname(),
-                                                     os.getpid())
+        self._owner = owner
 
     # --- reading ------------------------------------------------------------
 
     def run(self):
-        """Compare the sources; returns the :class:`Report`."""
+        """Compare the sources; returns the :class:`audit_report.Report`."""
         ctx = self._context
         self._arqs = arq_obj.AcceleratorRequest.list(ctx, sort_key='id')
         self._devices = {d.id: d for d in device_obj.Device.list(ctx)}
@@ -179,15 +118,15 @@ class Audit:
             self._check_placement()
         except (exception.PlacementUnavailable,
                 exception.PlacementRequestFailed) as e:
-            self._report.unchecked[PLACEMENT] = str(e)
-        order = {kind: n for n, kind in enumerate(KINDS)}
+            self._report.unchecked[audit_report.PLACEMENT] = str(e)
+        order = {kind: n for n, kind in enumerate(audit_report.KINDS)}
         self._report.findings.sort(key=lambda f: order[f.kind])
         return self._report
 
     def _found(self, kind, obj, host, detail, repair=None, fix='',
                advice=''):
         """Record a finding; ``fix`` says what ``repair`` will do."""
-        self._report.findings.append(Finding(
+        self._report.findings.append(audit_report.Finding(
             kind, obj, host or '-', detail, advice=advice, repair=repair,
             action=('--heal: ' + fix) if repair else 'left: ' + advice))
 
@@ -203,11 +142,11 @@ class Audit:
             try:
                 self._sees_all = self._nova.sees_all_projects(self._context)
             except exception.NovaUnavailable as e:
-                self._report.unchecked[NOVA] = str(e)
+                self._report.unchecked[audit_report.NOVA] = str(e)
                 self._sees_all = False
                 return False
             if not self._sees_all:
-                self._report.unchecked[NOVA] = (
+                self._report.unchecked[audit_report.NOVA] = (
                     "[nova]'s user may not list every project's servers "
                     "(GET /servers?all_tenants=1 answered 403), so Nova "
                     "answers 404 for the live servers of other projects "
@@ -217,14 +156,15 @@ class Audit:
 
     def _server_known(self, server_uuid):
         """Whether Nova knows the server; None when Nova cannot tell."""
-        if NOVA in self._report.unchecked or not self._nova_sees_all():
+        if (audit_report.NOVA in self._report.unchecked or
+                not self._nova_sees_all()):
             return None
         if server_uuid not in self._servers:
             try:
                 self._servers[server_uuid] = self._nova.server_exists(
                     self._context, server_uuid)
             except exception.NovaUnavailable as e:
-                self._report.unchecked[NOVA] = str(e)
+                self._report.unchecked[audit_report.NOVA] = str(e)
                 return None
         return self._servers[server_uuid]
 
@@ -242,7 +182,7 @@ class Audit:
                 continue
             self._orphans.add(arq.uuid)
             self._found(
-                ORPHANED_ARQ, arq.uuid, arq.hostname,
+                audit_report.ORPHANED_ARQ, arq.uuid, arq.hostname,
                 '%s for instance %s, which Nova does not know' % (
                     arq.state, arq.instance_uuid),
                 repair=functools.partial(self._unbind, arq),
@@ -263,7 +203,7 @@ class Audit:
                     device is not None and device.type in _HOST_USE_TYPES):
                 continue
             self._found(
-                HANDLE_WITHOUT_ARQ, handle.uuid,
+                audit_report.HANDLE_WITHOUT_ARQ, handle.uuid,
                 device.hostname if device else None,
                 'attach handle %s is in use but no ARQ holds it: no bind '
                 'can get it' % handle.attach_type,
@@ -278,52 +218,59 @@ class Audit:
             if device.vanished_at is None or device.id in held:
                 continue
             self._found(
-                VANISHED_DEVICE, device.uuid, device.hostname,
+                audit_report.VANISHED_DEVICE, device.uuid, device.hostname,
                 'no longer reported by its host since %s, and no ARQ '
                 'holds it' % device.vanished_at.isoformat(),
                 advice='removed by the next full report of its host; '
                        'restart its agent to send one now')
 
     def _check_placement(self):
-        """Cyborg's providers, their inventories and allocations."""
-        owned = {rp['uuid']: rp for rp in self._placement.providers_with_trait(
-            placement_sync.OWNER_TRAIT)}
-        wanted = {}
-        for hostname in sorted({d.hostname for d in self._devices.values()}):
-            for deployable, provider in placement_sync.wanted_providers(
-                    self._context, hostname):
-                if provider is not None:
-                    wanted[deployable.id] = (hostname, provider)
-        self._check_providers(owned, wanted)
-        self._check_allocations()
-        self._check_inventories(wanted)
+        """Cyborg's providers, their inventories and allocations.
 
-    def _check_providers(self, owned, wanted):
-        """Providers of Cyborg's, under its hosts, that no deployable has."""
-        known = {d.rp_uuid for d in self._deployables.values()} | {
-            provider.uuid for _host, provider in wanted.values()}
-        by_root = {h.compute_rp_uuid: h.hostname
-                   for h in self._hosts.values()}
-        for rp_uuid, rp in sorted(owned.items()):
-            host = by_root.get(rp['root_provider_uuid'])
-            # Under a compute node of no host of this Cyborg's (another
-            # deployment's, sharing Placement), it is not for us to judge.
-            if rp_uuid in known or host is None:
-                continue
+        What differs between Placement and the database is what a sync of
+        each host would change: the plan of :mod:`~cyborg.conductor.
+        placement_plan`, read here and not applied.
+        """
+        surveys = {}
+        for hostname, host in sorted(self._hosts.items()):
+            if host.compute_rp_uuid is None:
+                continue  # not in Placement until its agent found its node
+            surveys[hostname] = placement_sync.survey(
+                self._context, hostname, host.compute_rp_uuid,
+                self._placement)
+            self._unread(surveys[hostname].plan)
+        for hostname, found in surveys.items():
+            self._check_providers(hostname, found.plan)
+        self._check_allocations()
+        for hostname, found in surveys.items():
+            self._check_inventories(hostname, found.plan)
+
+    def _unread(self, plan):
+        """A provider the plan could not read leaves Placement unchecked."""
+        for _provider, _rp, error in plan.unread:
+            self._report.unchecked[audit_report.PLACEMENT] = str(error)
+        for _rp, error in plan.kept:
+            self._report.unchecked[audit_report.PLACEMENT] = str(error)
+
+    def _check_providers(self, host, plan):
+        """Providers of Cyborg's, under the host, that no deployable has."""
+        for rp in sorted(plan.doomed, key=lambda rp: rp['uuid']):
+            rp_uuid = rp['uuid']
             consumers = sorted(self._placement.provider_allocations(rp_uuid))
             detail = ('provider %s has trait %s but no deployable' % (
-                rp['name'], placement_sync.OWNER_TRAIT))
+                rp['name'], placement_plan.OWNER_TRAIT))
             if consumers:
                 self._found(
-                    PROVIDER_WITHOUT_DEVICE, rp_uuid, host,
+                    audit_report.PROVIDER_WITHOUT_DEVICE, rp_uuid, host,
                     detail + '; consumers %s hold allocations on it'
                     % ', '.join(consumers),
                     advice='delete it once its consumers are gone')
             else:
-                self._found(PROVIDER_WITHOUT_DEVICE, rp_uuid, host, detail,
-                            repair=functools.partial(
-                                self._delete_provider, rp_uuid, host),
-                            fix='delete it')
+                self._found(audit_report.PROVIDER_WITHOUT_DEVICE, rp_uuid,
+                            host, detail,
+                            repair=functools.partial(self._sync, host),
+                            fix='delete it (sync host %s with Placement)'
+                            % host)
 
     def _check_allocations(self):
         """Allocations on deployables' providers that no ARQ accounts for."""
@@ -362,42 +309,38 @@ class Audit:
         elif known is None:
             why = 'Nova was not asked of it'
         else:
-            self._found(ALLOCATION_WITHOUT_ARQ, rp_uuid, host,
+            self._found(audit_report.ALLOCATION_WITHOUT_ARQ, rp_uuid, host,
                         detail + '; Nova does not know the consumer',
                         repair=functools.partial(self._remove_allocation,
                                                  consumer, rp_uuid),
                         fix='remove that allocation')
             return
-        self._found(ALLOCATION_WITHOUT_ARQ, rp_uuid, host,
+        self._found(audit_report.ALLOCATION_WITHOUT_ARQ, rp_uuid, host,
                     '%s; %s' % (detail, why),
                     advice='audit again once Nova is done with it; if it '
                            'stays, rebuild or delete the server')
 
-    def _check_inventories(self, wanted):
-        """Providers whose inventory is not what the database says."""
-        for deployable_id, (hostname, provider) in sorted(wanted.items()):
-            if self._hosts.get(hostname) is None or (
-                    self._hosts[hostname].compute_rp_uuid is None):
-                continue  # not in Placement until its agent found its node
-            rp_uuid = self._deployables[deployable_id].rp_uuid
-            detail = None
-            try:
-                inventories = (self._placement.get_inventories(rp_uuid)[1]
-                               if rp_uuid else None)
-            except exception.PlacementRequestFailed as e:
-                if e.kwargs.get('status') != 404:
-                    raise
-                inventories = None
-            if inventories is None:
+    def _check_inventories(self, hostname, plan):
+        """Providers that a sync of the host would create or fix."""
+        for change in plan.changes:
+            provider = change.provider
+            if change.rp is None:
                 detail = 'deployable %s has no provider in Placement' % (
                     provider.deployable.uuid)
             else:
-                detail = _inventory_drift(inventories, provider.inventories)
-            if detail:
-                self._found(INVENTORY_DRIFT, rp_uuid or provider.uuid,
-                            hostname, detail, repair=functools.partial(
-                                self._sync, hostname),
-                            fix='sync host %s with Placement' % hostname)
+                detail = _drift(change)
+            self._found(audit_report.INVENTORY_DRIFT,
+                        change.rp['uuid'] if change.rp else provider.uuid,
+                        hostname, detail, repair=functools.partial(
+                            self._sync, hostname),
+                        fix='sync host %s with Placement' % hostname)
+        for provider, rp in plan.not_ours:
+            self._found(
+                audit_report.INVENTORY_DRIFT, rp['uuid'], hostname,
+                'provider %s has the name deployable %s needs but not '
+                'trait %s' % (rp['name'], provider.deployable.uuid,
+                              placement_plan.OWNER_TRAIT),
+                advice='delete or rename that provider')
 
     # --- repairing ----------------------------------------------------------
 
@@ -430,7 +373,7 @@ class Audit:
 
     def _unbind(self, arq):
         # The conductor's own unbind: handle, mdev and notification.
-        binding.unbind(self._context, arq)
+        unbinding.unbind(self._context, arq)
         return 'unbound; its attach handle is free'
 
     def _free(self, handle):
@@ -444,13 +387,6 @@ class Audit:
         return 'removed consumer %s\'s allocation of this provider; its ' \
                'others stay' % consumer
 
-    def _delete_provider(self, rp_uuid, host):
-        self._placement.delete_provider(rp_uuid)
-        if host is not None:
-            host_obj.Host.set_placement_providers(self._context, host, {},
-                                                  gone=[rp_uuid])
-        return 'deleted'
-
     def _sync(self, hostname):
         # One sync repairs every drift of its host.
         if hostname not in self._synced:
@@ -463,17 +399,44 @@ class Audit:
         return 'synced host %s with Placement' % hostname
 
 
-def _inventory_drift(actual, wanted):
-    """What differs between Placement's inventories and the wanted ones."""
+def _drift(change):
+    """What differs between a provider in Placement and what it should be.
+
+    :param change: a :class:`~cyborg.conductor.placement_plan.Change`.
+    """
+    actual, wanted = change.seen.inventories, change.provider.inventories
     problems = []
     for resource_class, inventory in sorted(wanted.items()):
         have = actual.get(resource_class)
         if have is None:
             problems.append('no %s inventory' % resource_class)
             continue
-        for field in ('total', 'reserved'):
+        for field in sorted(inventory):
             if have.get(field) != inventory[field]:
                 problems.append('%s %s is %s, the database says %s' % (
                     resource_class, field, have.get(field),
                     inventory[field]))
-    return '; '.join(problems)
+    problems += ['no %s inventory is due' % resource_class
+                 for resource_class in sorted(set(actual) - set(wanted))]
+    if change.add:
+        problems.append('traits %s missing' % ', '.join(sorted(change.add)))
+    if change.remove:
+        problems.append('traits %s no longer reported' % ', '.join(
+            sorted(change.remove)))
+    return '; '.join(problems) or 'differs from what the database says'
+
+
+def heal(context, conf, owner):
+    """Audit, then repair what is safe: ``cyborg-manage audit --heal``.
+
+    The conductor runs it (RPC ``audit_heal``), so the repairs are its own
+    workflows: an unbind tells the host's agent and Nova, a Placement
+    sync runs under the host's lease. Nothing is repaired when a source
+    could not be read (see :meth:`Audit.heal`).
+
+    :param owner: the conductor's name on host leases.
+    :returns: the :class:`~cyborg.conductor.audit_report.Report` as
+        :meth:`~cyborg.conductor.audit_report.Report.as_dict` gives it.
+    """
+    checker = Audit(context, conf, owner=owner)
+    return checker.heal(checker.run()).as_dict()

@@ -9,21 +9,26 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The background half of an ARQ bind, and the release of what it made.
+"""ARQ binds, in the RPC call or in the background.
 
-A bind of one BindStarted ARQ, in order: a bind resumed after a restart,
-or one that programs, checks again (as :func:`check` did before the bind
-started) that the resource provider is a deployable of the named host
-that can serve the ARQ's profile group; claim a free attach handle (a
-conditional UPDATE, so never one handle for two ARQs); program the FPGA
-when the group asks for a bitstream or function the deployable does not
-hold; create the mediated device of an MDEV handle; mark the ARQ Bound. A
-PCI handle that needs no programming is claimed and the ARQ marked Bound
-in one transaction. Any failure marks it BindFailed and gives the handle
-back. Once every ARQ of an instance is resolved, Nova gets one
-``accelerator-request-bound`` event per ARQ in one call. Each ARQ bound,
-failed or unbound is notified once its change is committed
-(:mod:`cyborg.conductor.notifications`).
+A patch's binds that need nothing but a PCI handle (no bitstream to load,
+no mdev to make) are done in the RPC call (:func:`start`): each ARQ moves
+to BindStarted, claims a handle and is marked Bound, or BindFailed when
+none is left, in one transaction with its event for Nova, and the event
+goes to the process's sender in memory. The others are done in the
+background, one BindStarted ARQ after the other, in order: a bind resumed
+after a restart, or one that programs, checks again (as :func:`check` did
+before the bind started) that the resource provider is a deployable of
+the named host that can serve the ARQ's profile group; claim a free
+attach handle (a conditional UPDATE, so never one handle for two ARQs);
+program the FPGA when the group asks for a bitstream or function the
+deployable does not hold; create the mediated device of an MDEV handle;
+mark the ARQ Bound. A PCI handle that needs no programming is claimed and
+the ARQ marked Bound in one transaction. Any failure marks it BindFailed
+and gives the handle back. Once every ARQ of an instance is resolved,
+Nova gets one ``accelerator-request-bound`` event per ARQ in one call.
+Each ARQ bound, failed or unbound is notified once its change is
+committed (:mod:`cyborg.conductor.notifications`).
 
 The mdev of an MDEV handle is named by the handle's uuid, which is the
 ``attach_handle_uuid`` that the API shows and os-acc and Nova attach. A
@@ -41,9 +46,9 @@ the claim, should the programming start after the check.
 import collections
 import datetime
 import time
+import typing
 
 from oslo_log import log
-import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from cyborg.clients import placement
@@ -55,12 +60,12 @@ from cyborg.conductor import metric
 from cyborg.conductor import notifications
 from cyborg.conductor import nova_events
 from cyborg.conductor import programming
+from cyborg.conductor import unbinding
 import cyborg.conf
 from cyborg import exception
 from cyborg.i18n import _
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import attach_handle as handle_obj
-from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 from cyborg.objects import host as host_obj
@@ -68,9 +73,6 @@ from cyborg import states
 
 CONF = cyborg.conf.CONF
 LOG = log.getLogger(__name__)
-
-# Failures of an agent call: a domain error it raised, or no answer.
-_AGENT_ERRORS = (exception.CyborgException, messaging.MessagingException)
 
 
 # --- checks before anything is claimed --------------------------------------
@@ -101,28 +103,6 @@ def _names_host(context, name, hostname):
     return rp is not None and rp['uuid'] == host.compute_rp_uuid
 
 
-def _deployable(context, arq, hostname, rp_uuid):
-    """The deployable behind the resource provider, and its device.
-
-    It must be on ``hostname`` (the host's compute node, as Nova names
-    it) and still reported there.
-    """
-    found = deployable_obj.Deployable.list(context,
-                                           filters={'rp_uuid': rp_uuid})
-    if not found:
-        raise _refused(arq, rp_uuid, _('no deployable has it'))
-    deployable = found[0]
-    device = device_obj.Device.get_by_id(context, deployable.device_id)
-    if not _names_host(context, hostname, device.hostname):
-        raise _refused(arq, rp_uuid, _('it is on host %(other)s, not on '
-                                       '%(host)s') % {
-            'other': device.hostname, 'host': hostname})
-    if device.vanished_at is not None:
-        raise _refused(arq, rp_uuid, _('its device %s is no longer reported '
-                                       'by its host') % device.uuid)
-    return deployable, device
-
-
 def _check_serves(arq, rp_uuid, resource_class, traits):
     """The deployable's resource class and traits satisfy the ARQ's group."""
     group = profile_group.parse(arq.device_profile_group)
@@ -141,7 +121,20 @@ def _check_serves(arq, rp_uuid, resource_class, traits):
                        % ', '.join(forbidden))
 
 
-def check(context, arq, hostname, rp_uuid):
+class Checked(typing.NamedTuple):
+    """What :func:`check` found behind the resource provider."""
+
+    #: The deployable.
+    deployable: deployable_obj.Deployable
+    #: Its device.
+    device: device_obj.Device
+    #: Its traits.
+    traits: frozenset
+    #: Whether a handle of it is an MDEV one.
+    mdev: bool
+
+
+def check(context, arq, hostname, rp_uuid, targets=None):
     """Whether ``arq`` can be bound to ``rp_uuid`` on ``hostname``.
 
     Checked before a bind starts, so that the PATCH itself is refused
@@ -150,15 +143,29 @@ def check(context, arq, hostname, rp_uuid):
     one that programs. A bind that just started and programs nothing uses
     what the first check found.
 
-    :returns: (deployable, device, its traits).
+    :param targets: {rp_uuid: :class:`~cyborg.objects.accelerator_request.
+        BindTarget`} as read for the whole patch; None reads this one.
+    :returns: a :class:`Checked`.
     :raises BindRefused: no deployable has the resource provider, it is
-        on another host or no longer reported, it (or its FPGA region) is
-        being programmed, or its resource class or traits do not fit the
-        ARQ's profile group.
+        on another host (the host's compute node, as Nova names it) or
+        no longer reported, it (or its FPGA region) is being programmed,
+        or its resource class or traits do not fit the ARQ's profile
+        group.
     """
-    deployable, device = _deployable(context, arq, hostname, rp_uuid)
-    since = deployable_obj.Deployable.being_programmed(
-        context, [deployable.id]).get(deployable.id)
+    if targets is None:
+        targets = arq_obj.AcceleratorRequest.bind_targets(context, [rp_uuid])
+    target = targets.get(rp_uuid)
+    if target is None:
+        raise _refused(arq, rp_uuid, _('no deployable has it'))
+    deployable, device = target.deployable, target.device
+    if not _names_host(context, hostname, device.hostname):
+        raise _refused(arq, rp_uuid, _('it is on host %(other)s, not on '
+                                       '%(host)s') % {
+            'other': device.hostname, 'host': hostname})
+    if device.vanished_at is not None:
+        raise _refused(arq, rp_uuid, _('its device %s is no longer reported '
+                                       'by its host') % device.uuid)
+    since = target.programming_since
     # A resumed bind holding a handle of it programmed it itself.
     if since is not None and not (arq.attach_handle_id is not None and
                                   arq.deployable_id == deployable.id):
@@ -167,11 +174,9 @@ def check(context, arq, hostname, rp_uuid):
         raise _refused(arq, rp_uuid, _(
             'its FPGA region is being programmed since %s') %
             since.isoformat())
-    resource_class, traits = common_attributes.decode(
-        (a.key, a.value) for a in attribute_obj.Attribute.list(
-            context, filters={'deployable_id': deployable.id}))
+    resource_class, traits = common_attributes.decode(target.attributes)
     _check_serves(arq, rp_uuid, resource_class, traits)
-    return deployable, device, traits
+    return Checked(deployable, device, traits, target.mdev)
 
 
 # --- one ARQ -----------------------------------------------------------------
@@ -190,9 +195,9 @@ def _bind_steps(context, arq, agent, deadline, made, checked):
     if checked is None or programming.asked(arq.device_profile_group):
         # What an earlier ARQ of the instance loaded counts.
         checked = check(context, arq, arq.hostname, arq.device_rp_uuid)
-    deployable, device, traits = checked
+    deployable, device = checked.deployable, checked.device
     bitstream = programming.needed(context, arq.device_profile_group,
-                                   deployable, traits)
+                                   deployable, checked.traits)
     # A PCI handle needing no bitstream is all: Bound as it is claimed.
     if arq.claim_handle(context, deployable.id, finish=bitstream is None):
         return
@@ -229,14 +234,11 @@ def bind(context, arq, agent, deadline, checked=None):
     started = deadline - CONF.bind_timeout
     try:
         _bind_steps(context, arq, agent, deadline, made, checked)
-        LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
-                 {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
-        notifications.arq_bound(context, arq)
-        metric.bind_resolved(context, arq, time.monotonic() - started)
+        _bound(context, arq, started)
         return arq
     except (exception.BindFailed, exception.BindRefused) as e:
         reason = e.kwargs['reason']
-    except _AGENT_ERRORS as e:
+    except unbinding.AGENT_ERRORS as e:
         # Includes the ARQ being unbound or deleted meanwhile.
         reason = str(e)
     except Exception as e:
@@ -249,6 +251,14 @@ def bind(context, arq, agent, deadline, checked=None):
     if resolved is not None:
         metric.bind_resolved(context, resolved, time.monotonic() - started)
     return resolved
+
+
+def _bound(context, arq, started):
+    """Report a bind that ended Bound; ``started``: its monotonic start."""
+    LOG.info('Accelerator request %(uuid)s is bound to %(handle)s',
+             {'uuid': arq.uuid, 'handle': arq.attach_handle_uuid})
+    notifications.arq_bound(context, arq)
+    metric.bind_resolved(context, arq, time.monotonic() - started)
 
 
 def _fail(context, arq, agent, reason, mdev_handle=None):
@@ -267,28 +277,8 @@ def _fail(context, arq, agent, reason, mdev_handle=None):
     if mdev_handle is not None:
         handle = handle_obj.AttachHandle.get_by_id(context, mdev_handle.id)
         if not handle.in_use:
-            _remove_mdev(context, agent, handle, quiet=True)
+            unbinding.remove_mdev(context, agent, handle, quiet=True)
     return resolved
-
-
-def _agent_host(context, handle):
-    """The host whose agent serves ``handle`` (not the ARQ's name)."""
-    deployable = deployable_obj.Deployable.get_by_id(context,
-                                                     handle.deployable_id)
-    return device_obj.Device.get_by_id(context,
-                                       deployable.device_id).hostname
-
-
-def _remove_mdev(context, agent, handle, quiet=False):
-    host = _agent_host(context, handle)
-    try:
-        agent.remove_mdev(context, host, handle.uuid)
-    except _AGENT_ERRORS as e:
-        if not quiet:
-            raise
-        LOG.warning('Mediated device %(uuid)s on %(host)s stays: %(err)s; '
-                    'the next bind of its handle reuses it',
-                    {'uuid': handle.uuid, 'host': host, 'err': e})
 
 
 # --- instances: binds in the background and Nova events ----------------------
@@ -314,6 +304,61 @@ def _by_instance(arqs):
     for arq in arqs:
         groups[arq.instance_uuid].append(arq)
     return groups
+
+
+def _at_once(arq, checked):
+    """Whether a bind needs nothing but a PCI handle (no mdev, no loading)."""
+    return not checked.mdev and programming.loaded(
+        arq.device_profile_group, checked.deployable, checked.traits)
+
+
+def start(context, binds, checked, executor):
+    """Start checked binds; finish them at once when a handle is all.
+
+    When no bind of the patch has a bitstream to load or an mdev to make,
+    every ARQ is moved to BindStarted, given a PCI handle and marked Bound
+    in one transaction, with its event for Nova, which this process's
+    sender gets at once (:func:`cyborg.conductor.nova_events.due`): the
+    ARQs are Bound when the PATCH is answered. Otherwise, or when one of
+    them finds no handle (that transaction then changes nothing), they
+    move to BindStarted together and are bound in the background
+    (:func:`submit`): a bind that cannot be done ends BindFailed there,
+    with its reason, and the events of an instance are sent together once
+    all its ARQs are resolved.
+
+    :param binds: {ARQ uuid: (the ARQ, its bind values)}.
+    :param checked: {ARQ uuid: what :func:`check` returned}.
+    :raises AcceleratorRequestInvalidState: an ARQ changed since it was
+        read; none moved.
+    """
+    events = None
+    if all(_at_once(arq, checked[uuid])
+           for uuid, (arq, _values) in binds.items()):
+        started = time.monotonic()
+        try:
+            events = arq_obj.AcceleratorRequest.start_binds(
+                context, binds, claims={uuid: checked[uuid].deployable.id
+                                        for uuid in binds},
+                hold=nova_events.hold())
+        except (exception.AttachHandleUnavailable,
+                exception.DeployableProgramming) as e:
+            LOG.info('Accelerator requests %(uuids)s are bound in the '
+                     'background: %(err)s', {'uuids': sorted(binds),
+                                             'err': e})
+    if events is None:
+        arq_obj.AcceleratorRequest.start_binds(context, binds)
+    else:
+        for arq, _values in binds.values():
+            if arq.state == states.BOUND:
+                _bound(context, arq, started)
+        if events:
+            nova_events.due(events)
+    # An MDEV handle claimed at once, though none was seen, is made in the
+    # background.
+    left = [arq for arq, _values in binds.values()
+            if arq.state == states.BIND_STARTED]
+    if left:
+        submit(context, left, executor, checked=checked)
 
 
 def submit(context, arqs, executor, deadline=None, checked=None):
@@ -359,7 +404,7 @@ def expire_binds(context):
         resolved = _fail(context, arq, agent,
                          _('not done within [DEFAULT] bind_timeout '
                            '(%d s)') % CONF.bind_timeout,
-                         _mdev_of(context, arq))
+                         unbinding.mdev_of(context, arq))
         if resolved is not None:
             metric.bind_resolved(context, resolved, timeutils.delta_seconds(
                 started, resolved.updated_at))
@@ -390,51 +435,3 @@ def resume_binds(context, executor):
                  [a.uuid for a in group])
         futures.extend(submit(context, group, executor, deadline=deadline))
     return futures
-
-
-# --- unbind and delete -------------------------------------------------------
-
-def _mdev_of(context, arq):
-    if arq.attach_handle_id is None or not arq.hostname:
-        return None
-    if arq.attach_handle_type not in ('', states.ATTACH_MDEV):
-        # A bound ARQ shows its handle's type.
-        return None
-    handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
-    return handle if handle.attach_type == states.ATTACH_MDEV else None
-
-
-def unbind(context, arq, agent=None):
-    """Release an ARQ's handle and mdev; it becomes Unbound.
-
-    :raises UnbindFailed: the agent could not remove the mdev; the ARQ is
-        UnbindFailed, keeps its handle, and a later unbind retries.
-    """
-    handle = _mdev_of(context, arq)
-    if handle is not None:
-        agent = agent or cyborg17_agents.HostAgents()
-        try:
-            _remove_mdev(context, agent, handle)
-        except _AGENT_ERRORS as e:
-            LOG.warning('Unbinding accelerator request %(uuid)s failed: '
-                        '%(err)s', {'uuid': arq.uuid, 'err': e})
-            arq.update_state(context, states.UNBIND_FAILED,
-                             expected=[arq.state])
-            raise exception.UnbindFailed(uuid=arq.uuid, reason=str(e))
-    bound_to = arq.hostname, arq.device_rp_uuid, arq.instance_uuid
-    arq.unbind(context)
-    notifications.arq_unbound(context, arq, *bound_to)
-
-
-def remove_mdevs(context, arqs):
-    """Remove the mdevs of ARQs about to be deleted, as far as possible.
-
-    Deleting must not stop at a host that is down: an mdev left there keeps
-    its handle's uuid and is reused by the next bind of that handle.
-    """
-    agent = None
-    for arq in arqs:
-        handle = _mdev_of(context, arq)
-        if handle is not None:
-            agent = agent or cyborg17_agents.HostAgents()
-            _remove_mdev(context, agent, handle, quiet=True)

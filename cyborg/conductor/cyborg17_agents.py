@@ -29,9 +29,12 @@ this release's topics and exchange but not its methods:
   arguments (:mod:`cyborg.agent.cyborg17_rpcapi`), any other with ours.
 """
 
+import contextlib
+
 from glanceclient import exc as glance_exc
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log
+import oslo_messaging as messaging
 from oslo_utils import strutils
 
 from cyborg.agent import bitstream
@@ -70,29 +73,49 @@ def _server(context, hostname):
         return None
 
 
-def _record(context, hostname, client=None):
+def _record(context, hostname, server, client=None):
     """Mark the host as one of a 17.0.0 agent, once.
 
     17.0.0's agent reports under the name of its compute node's provider,
     which it found in Placement as it started (``[agent]
     resource_provider_name``, else ``[DEFAULT] host``), and serves RPC
-    under ``[DEFAULT] host``; 17.0.0's conductor called it by the name it
-    was given, the reported one. So does this one: the reported name is
-    recorded as the server name, with the provider's uuid that the
-    Placement sync hangs the devices under.
+    under ``[DEFAULT] host``, ``server`` (17.0.0's conductor called it by
+    the reported name, and missed it where the two differ). The server
+    name is recorded with the provider's uuid that the Placement sync
+    hangs the devices under.
 
     :raises ResourceProviderNotFound: Placement does not know the name.
     """
+    server = _own_server(context, hostname, server)
     host = host_obj.Host.placed(context, hostname)
-    if host is not None and host.cyborg17_server == hostname:
+    if host is not None and host.cyborg17_server == server:
         return
     rp_uuid = placement_sync.compute_node_rp(
         client or placement.PlacementClient(), hostname)
-    host_obj.Host.set_cyborg17_agent(context, hostname, rp_uuid, hostname)
+    host_obj.Host.set_cyborg17_agent(context, hostname, rp_uuid, server)
     LOG.warning('Host %(host)s runs the agent of openstack-cyborg 17.0.0: '
                 'its reports are converted and its binds use its RPC '
                 'methods until cyborg-agent is upgraded there',
                 {'host': hostname})
+
+
+def _own_server(context, hostname, server):
+    """``server``, unless it names another host; else ``hostname``.
+
+    The server name comes from what the host reports (its deployables'
+    names): a host may not have the conductor send its binds, and their
+    control paths and tokens, to another host's agent.
+    """
+    if server == hostname:
+        return server
+    for other in host_obj.Host.list(context):
+        if other.hostname != hostname and server in (
+                other.hostname, other.cyborg17_server):
+            LOG.warning('Host %(host)s reports deployables named after '
+                        'host %(other)s; its 17.0.0 agent is called as '
+                        '%(host)s', {'host': hostname, 'other': server})
+            return hostname
+    return server
 
 
 def report(context, hostname, driver_device_list, owner, client=None):
@@ -111,7 +134,8 @@ def report(context, hostname, driver_device_list, owner, client=None):
     host_report = cyborg17_report.host_report(
         hostname, driver_device_list,
         _recorded(context, hostname, stubs) if stubs else None)
-    _record(context, hostname, client)
+    _record(context, hostname, cyborg17_report.server_name(
+        hostname, driver_device_list), client)
     inventory.apply_report(context, host_report, owner, client)
 
 
@@ -234,12 +258,16 @@ class HostAgents:
                     "cyborg-agent there") % host)
         _check_image(context, bitstream_id, deployable_name, allow_shell)
         deployable, cpid = _deployable(context, host, deployable_name)
+        token = None
+        if CONF.conductor.cyborg17_agents_glance_token:
+            token = glance.service_token(CONF)
         try:
             loaded = self._legacy.fpga_program(
                 context, server,
                 {'uuid': cpid.uuid, 'cpid_type': cpid.cpid_type,
                  'cpid_info': dict(cpid.cpid_info)},
-                bitstream_id, deployable.driver_name, timeout=timeout)
+                bitstream_id, deployable.driver_name, timeout=timeout,
+                glance_token=token)
         except exception.CyborgException:
             raise
         except Exception as e:
@@ -247,16 +275,24 @@ class HostAgents:
             # builtin exception oslo.messaging rebuilds.
             loaded = (str(e).splitlines() or [''])[0]
         if loaded is not True:
+            if token is not None:
+                raise exception.ProgrammingFailed(
+                    deployable=deployable_name,
+                    reason=_("openstack-cyborg 17.0.0's agent on %(host)s "
+                             "did not load it (%(ret)s)") % {
+                        'host': host, 'ret': loaded})
             # Its likeliest failure: it downloads the image from Glance
             # with the token of the request, and no Cyborg service sends
-            # one (no credentials on the bus).
+            # one unless told to (no credentials on the bus).
             raise exception.ProgrammingFailed(
                 deployable=deployable_name,
                 reason=_("openstack-cyborg 17.0.0's agent on %(host)s did "
                          "not load it (%(ret)s); it downloads the image "
-                         "with the token of the request, which Cyborg does "
-                         "not send: upgrade cyborg-agent there to program "
-                         "its FPGAs") % {'host': host, 'ret': loaded})
+                         "with the token of the request, which Cyborg "
+                         "sends only with [conductor] "
+                         "cyborg17_agents_glance_token = True: upgrade "
+                         "cyborg-agent there to program its FPGAs") % {
+                    'host': host, 'ret': loaded})
         return bitstream_id
 
     def create_mdev(self, context, host, mdev_uuid, mdev_type,
@@ -266,9 +302,10 @@ class HostAgents:
         if server is None:
             return self._agent.create_mdev(context, host, mdev_uuid,
                                            mdev_type, parent_address)
-        return self._legacy.create_vgpu_mdev(
-            context, server, pci_addr=parent_address, asked_type=mdev_type,
-            ah_uuid=mdev_uuid)
+        with _mdev_failure('create', mdev_uuid):
+            return self._legacy.create_vgpu_mdev(
+                context, server, pci_addr=parent_address,
+                asked_type=mdev_type, ah_uuid=mdev_uuid)
 
     def remove_mdev(self, context, host, mdev_uuid):
         """See :meth:`cyborg.agent.rpcapi.AgentAPI.remove_mdev`.
@@ -281,6 +318,25 @@ class HostAgents:
             return self._agent.remove_mdev(context, host, mdev_uuid)
         info = handle_obj.AttachHandle.get_by_uuid(context,
                                                    mdev_uuid).attach_info
-        return self._legacy.remove_vgpu_mdev(
-            context, server, pci_addr=pci_address.join(info),
-            asked_type=info.get('asked_type'), ah_uuid=mdev_uuid)
+        with _mdev_failure('remove', mdev_uuid):
+            return self._legacy.remove_vgpu_mdev(
+                context, server, pci_addr=pci_address.join(info),
+                asked_type=info.get('asked_type'), ah_uuid=mdev_uuid)
+
+
+@contextlib.contextmanager
+def _mdev_failure(action, mdev_uuid):
+    """What a 17.0.0 agent raised about a mediated device, as MdevFailed.
+
+    It raises whatever its sysfs write raised (a ``FileNotFoundError``
+    where the device is already gone), which oslo.messaging rebuilds as
+    it arrives: the conductor's callers handle Cyborg's errors.
+    """
+    try:
+        yield
+    except (exception.CyborgException, messaging.MessagingException):
+        raise
+    except Exception as e:
+        raise exception.MdevFailed(
+            action=action, uuid=mdev_uuid,
+            reason=(str(e).splitlines() or [repr(e)])[0]) from e

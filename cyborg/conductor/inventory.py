@@ -13,7 +13,7 @@
 
 The lease (a row of the ``hosts`` table) makes sure that of several
 conductors only one reconciles a host at a time; the report itself is
-applied as a keyed diff by :meth:`cyborg.objects.host.Host.apply_inventory`,
+applied as a keyed diff as :mod:`cyborg.conductor.inventory_plan` plans it,
 then the health it gives by :mod:`cyborg.conductor.health`.
 
 A host is known by the name of its compute node resource provider, which
@@ -30,6 +30,8 @@ from oslo_utils import uuidutils
 from cyborg.clients import placement
 from cyborg.common import pci_address
 from cyborg.conductor import health
+from cyborg.conductor import inventory_plan
+from cyborg.conductor.inventory_plan import report as report_plan
 from cyborg.conductor import notifications
 import cyborg.conf
 from cyborg import exception
@@ -83,7 +85,7 @@ def apply_report(context, host_report, owner, client=None):
         (by default one made from ``[placement]``), asked only when the
         report adds a device while devices are recorded under names whose
         compute node is not known.
-    :returns: a :class:`cyborg.db.inventory.InventoryDiff` for the
+    :returns: a :class:`cyborg.common.host_inventory.InventoryDiff` for the
         Placement sync that follows.
     :raises HostLeaseHeld: another conductor is reconciling the host; the
         agent sends its report again on its next pass.
@@ -94,10 +96,10 @@ def apply_report(context, host_report, owner, client=None):
         and cannot be reached; nothing was written.
     """
     hostname = host_report.hostname
-    devices = _devices(hostname, host_report)
+    devices = report_plan.devices_of(hostname, host_report)
     with host_lease(context, hostname, owner):
         try:
-            diff = host_obj.Host.apply_inventory(
+            diff = inventory_plan.apply(
                 context, hostname, devices,
                 _compute_node(context, hostname, devices, client))
         except exception.HostNameConflict as e:
@@ -127,10 +129,10 @@ def _compute_node(context, hostname, devices, client):
 
     :returns: the uuid of the host's compute node provider and a set of
         the uuids of the providers of its tree (empty when Placement was
-        not asked), as ``apply_inventory`` takes them; None when the
-        report adds no device or the host's compute node is not known.
+        not asked), as :func:`.inventory_plan.apply` takes them; None when
+        the report adds no device or the host's compute node is not known.
     """
-    # A report that holds no address is refused by apply_inventory.
+    # A report that holds no address is refused by inventory_plan.apply.
     reported = {pci_address.address_of(device['cpid_info'])
                 for device in devices} - {None}
     if reported <= host_obj.Host.device_addresses(context, hostname):
@@ -144,41 +146,3 @@ def _compute_node(context, hostname, devices, client):
         tree = {rp['uuid'] for rp in client.providers_in_tree(
             host.compute_rp_uuid)}
     return host.compute_rp_uuid, tree
-
-
-def _field(obj, name):
-    """A field's value, or its default when the sender left it unset."""
-    if obj.obj_attr_is_set(name):
-        return getattr(obj, name)
-    return obj.fields[name].default
-
-
-def _devices(hostname, host_report):
-    """The report as the plain values ``apply_inventory`` takes."""
-    try:
-        return [{
-            'type': device.type,
-            'vendor': device.vendor,
-            'model': device.model,
-            'std_board_info': _field(device, 'std_board_info'),
-            'vendor_board_info': _field(device, 'vendor_board_info'),
-            'cpid_type': device.controlpath_id.cpid_type,
-            'cpid_info': dict(device.controlpath_id.cpid_info),
-            'deployables': [{
-                'name': dep.name,
-                'parent_name': _field(dep, 'parent_name'),
-                'num_accelerators': dep.num_accelerators,
-                'driver_name': dep.driver_name,
-                'bitstream_id': _field(dep, 'bitstream_id'),
-                'attributes': [(attr.key, attr.value)
-                               for attr in _field(dep, 'attributes')],
-                'attach_handles': [{
-                    'attach_type': handle.attach_type,
-                    'attach_info': dict(handle.attach_info),
-                    'in_use': _field(handle, 'in_use'),
-                } for handle in _field(dep, 'attach_handles')],
-            } for dep in _field(device, 'deployables')],
-        } for device in _field(host_report, 'devices')]
-    except NotImplementedError as e:
-        # oslo.versionedobjects' way of saying a required field is unset.
-        raise exception.InvalidHostReport(host=hostname, reason=str(e))

@@ -25,6 +25,7 @@ from cyborg.clients import placement
 from cyborg.common import rpc
 from cyborg.conductor import accelerator_request
 from cyborg.conductor import attribute as attribute_flow
+from cyborg.conductor import audit
 from cyborg.conductor import cyborg17_agents
 from cyborg.conductor import device as device_flow
 from cyborg.conductor import device_profile
@@ -52,7 +53,7 @@ def own_context():
 class ConductorManager:
     """The conductor's RPC endpoint."""
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -210,3 +211,7 @@ class ConductorManager:
     @rpc.expected_exceptions(exception.CyborgException)
     def attribute_delete(self, context, uuid):
         attribute_flow.delete(context, uuid)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def audit_heal(self, context):
+        return audit.heal(context, CONF, self.owner)

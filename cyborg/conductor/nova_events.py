@@ -19,10 +19,17 @@ again with exponential back-off until ``[conductor] nova_event_timeout``
 has passed since they were made (Nova has given up waiting by then).
 Binding never waits for Nova, and events outlive conductor restarts: a
 restarted or another conductor sends what is left.
+
+A bind done in its RPC call records its events held for :data:`HOLD`
+seconds, as if its conductor had taken them, and hands them to the
+process's sender in memory (``due(events)``): the sender sends them
+without taking them from the database first. Should the conductor stop
+before Nova took them, they fall due once the hold is over.
 """
 
 import datetime
 import threading
+import time
 
 from oslo_db import exception as db_exc
 from oslo_log import log
@@ -62,12 +69,30 @@ def unregister(sender):
         _senders.discard(sender)
 
 
-def due():
-    """Events were recorded: wake this process's senders."""
+def hold():
+    """Seconds to hold the events of a bind done in this process's call.
+
+    :data:`HOLD` when a sender of this process is there to be handed them
+    (:func:`due`); 0 when none is, so that they are due at once for any
+    conductor's sender instead of waiting out a hold nobody keeps.
+    """
+    with _senders_lock:
+        return HOLD if _senders else 0
+
+
+def due(events=()):
+    """Events were recorded: wake this process's senders.
+
+    :param events: events recorded held for this process (:data:`HOLD`
+        seconds): one sender sends them as they are. Without them, the
+        senders take the due events from the database.
+    """
     with _senders_lock:
         senders = list(_senders)
+    if events:
+        senders = senders[:1]
     for sender in senders:
-        sender.wake()
+        sender.wake(events)
 
 
 def _delay(attempts):
@@ -93,12 +118,20 @@ def deliver(context, client):
                       CONF.conductor.nova_event_timeout)
             event_obj.NovaEvent.delete_many(context, late)
         if current:
-            _send(context, client, current)
+            send(context, client, current)
         if len(events) < BATCH:
             return
 
 
-def _send(context, client, events):
+def send(context, client, events):
+    """Send events taken (or held) for this process, in one call.
+
+    Those Nova took are removed; the others fall due again after a
+    back-off.
+
+    :returns: the seconds until those fall due, or None when Nova took
+        all.
+    """
     done = client.send_arq_events(context, [
         nova.arq_event(e.instance_uuid, e.arq_uuid, e.status)
         for e in events])
@@ -112,6 +145,8 @@ def _send(context, client, events):
                     'Nova again in %(delay)d s',
                     {'count': len(left), 'delay': delay})
         event_obj.NovaEvent.try_later(context, left, delay)
+        return delay
+    return None
 
 
 class Sender:
@@ -119,13 +154,18 @@ class Sender:
 
     Between wake-ups it sleeps until the next event falls due, at most
     ``[DEFAULT] periodic_interval`` seconds (events another conductor
-    recorded wake no thread here).
+    recorded wake no thread here). Events handed to it in memory are sent
+    as they are; only a wake-up without events, or the time of the next
+    due one, makes it look in the database.
     """
 
     def __init__(self):
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = None
+        self._lock = threading.Lock()
+        self._handed = []
+        self._look = True
 
     def start(self):
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -140,28 +180,49 @@ class Sender:
         if self._thread is not None:
             self._thread.join(30)
 
-    def wake(self):
+    def wake(self, events=()):
+        """Send ``events`` (held for this process), or look for due ones."""
+        with self._lock:
+            if events:
+                self._handed.extend(events)
+            else:
+                self._look = True
         self._wake.set()
+
+    def _woken(self):
+        """The events handed since the last turn, and whether to look."""
+        with self._lock:
+            handed, self._handed = self._handed, []
+            look, self._look = self._look, False
+        return handed, look
 
     def _run(self):
         context = cyborg_context.get_admin_context()
         client = nova.NovaClient(CONF)
+        look_at = time.monotonic()
         while not self._stopping.is_set():
+            self._wake.wait(max(look_at - time.monotonic(), 0))
             self._wake.clear()
+            handed, look = self._woken()
+            look = look or time.monotonic() >= look_at
             try:
-                deliver(context, client)
-                wait = self._until_next(context)
+                if handed:
+                    delay = send(context, client, handed)
+                    if delay is not None:
+                        look_at = min(look_at, time.monotonic() + delay)
+                if look:
+                    deliver(context, client)
+                    look_at = time.monotonic() + self._until_next(context)
             except db_exc.DBConnectionError as e:
                 # The events are in the database: they wait there for it.
                 LOG.warning('Cannot reach the database to send events to '
                             'Nova; trying again in %(delay)d s: %(err)s',
                             {'delay': CONF.periodic_interval, 'err': e})
-                wait = CONF.periodic_interval
+                look_at = time.monotonic() + CONF.periodic_interval
             except Exception:
                 LOG.exception('Sending events to Nova failed; trying again '
                               'in %d s', CONF.periodic_interval)
-                wait = CONF.periodic_interval
-            self._wake.wait(wait)
+                look_at = time.monotonic() + CONF.periodic_interval
 
     @staticmethod
     def _until_next(context):

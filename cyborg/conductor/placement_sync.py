@@ -12,38 +12,29 @@
 """Make Placement show a host's deployables, and keep it so.
 
 Each deployable that offers accelerators becomes a child resource provider
-of the host's compute node provider; this module derives their names and
-uuids, and :func:`sync_host` both applies a new inventory report and
-repairs drift on the periodic reconcile. Only providers with trait
-``OWNER_CYBORG`` are ever changed, and those that openstack-cyborg made for
-the same deployables, which Cyborg adopts (see :func:`_adoptable`); and of
-their traits, Cyborg takes off only those it put there itself, which the
-database records (see :mod:`cyborg.conductor.placement_records`).
+of the host's compute node provider. :func:`survey` reads what a sync
+needs and plans it with :func:`cyborg.conductor.placement_plan.plan`,
+which holds the rules (which providers are Cyborg's, what differs);
+:func:`sync_host` applies that plan, both after a new inventory report
+and on the periodic reconcile that repairs drift. ``cyborg-manage audit``
+shows the same plan without applying it.
 """
 
 import collections
 import dataclasses
-import uuid as uuid_lib
 
-import os_traits
 from oslo_log import log
 
 from cyborg.common import attributes as common_attributes
 from cyborg.common import placement_names
+from cyborg.conductor import placement_plan
 from cyborg.conductor import placement_records
 from cyborg import exception
 from cyborg.objects import attribute as attribute_obj
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
-from cyborg import states
 
 LOG = log.getLogger(__name__)
-
-OWNER_TRAIT = os_traits.OWNER_CYBORG
-
-#: Earlier builds of Cyborg derived provider uuids as uuid5 of the name in
-#: this namespace; their providers are still recognised as Cyborg's.
-_FORMER_NAMESPACE = uuid_lib.UUID('0c7ed2fa-98da-443e-8435-7eaa52b21e75')
 
 # Failures that spoil one provider only: the others are still synced and
 # the next pass tries this one again.
@@ -51,33 +42,6 @@ _PROVIDER_ERRORS = (exception.ResourceProviderExists,
                     exception.ObjectInUse,
                     exception.PlacementRequestFailed,
                     exception.ResourceProviderGenerationConflict)
-
-
-def provider_uuid(name):
-    """The resource provider uuid that Cyborg gives the provider ``name``.
-
-    A name-based uuid (version 3, DNS namespace) of the name, as
-    openstack-cyborg derives it: every conductor finds the same provider
-    for the same deployable, and so does the service Cyborg replaces.
-    """
-    return str(uuid_lib.uuid3(uuid_lib.NAMESPACE_DNS, name))
-
-
-def _derived(rp):
-    """Whether ``rp``'s uuid is one Cyborg derives (or did) from its name."""
-    return rp['uuid'] in (provider_uuid(rp['name']),
-                          str(uuid_lib.uuid5(_FORMER_NAMESPACE, rp['name'])))
-
-
-@dataclasses.dataclass(frozen=True)
-class Provider:
-    """What Placement should hold for one deployable."""
-
-    name: str
-    uuid: str
-    deployable: deployable_obj.Deployable
-    inventories: dict
-    traits: frozenset
 
 
 def compute_node_rp(client, rp_name):
@@ -89,11 +53,6 @@ def compute_node_rp(client, rp_name):
     if rp is None:
         raise exception.ResourceProviderNotFound(name=rp_name)
     return rp['uuid']
-
-
-def _inventory(total, reserved):
-    return {'total': total, 'reserved': reserved, 'min_unit': 1,
-            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
 
 
 def _withheld(attr, programming):
@@ -132,142 +91,16 @@ def _host_deployables(context, hostname):
             for dep in deployables]
 
 
-def wanted_providers(context, hostname):
-    """[(deployable, its :class:`Provider` or None)] of a host's rows.
-
-    What a sync would make Placement hold; None for a deployable that
-    offers nothing (no resource class, or no accelerator).
-    """
-    return [(row[0], _provider(hostname, *row))
-            for row in _host_deployables(context, hostname)]
-
-
-def _provider(hostname, deployable, device, attributes):
-    resource_class, traits = common_attributes.decode(attributes)
-    total = deployable.num_accelerators
-    if not resource_class or total <= 0:
-        return None
-    # A device under maintenance, quarantined as unhealthy, or gone from
-    # its host while an instance still holds one of its accelerators,
-    # takes no new allocations.
-    closed = (device.status == states.DEVICE_MAINTAINING or
-              device.quarantined_at is not None or
-              device.vanished_at is not None)
-    reserved = total if closed else 0
-    name = placement_names.provider_name(hostname, deployable.name)
-    return Provider(name=name, uuid=provider_uuid(name),
-                    deployable=deployable,
-                    inventories={resource_class: _inventory(total,
-                                                            reserved)},
-                    traits=traits | {OWNER_TRAIT})
-
-
-def _owned(rp, seen):
-    """Whether Cyborg may change or delete ``rp``.
-
-    It carries ``OWNER_CYBORG``; or it is bare (no trait, no inventory)
-    with a uuid Cyborg derives from its name, which only a create of
-    Cyborg's cut short before its traits were set can leave.
-    """
-    if OWNER_TRAIT in seen.traits:
-        return True
-    return not seen.traits and not seen.inventories and _derived(rp)
-
-
-def _adoptable(rp, provider, parent_uuid):
-    """Whether ``rp`` is openstack-cyborg's provider of ``provider``.
-
-    openstack-cyborg marked only some of its providers with
-    ``OWNER_CYBORG`` (GPUs and generic PCI devices, not FPGAs, QAT, NICs
-    or SSDs). A provider without it is taken over only when it is exactly
-    what that service made for this deployable, directly below the compute
-    node: the same name and the uuid derived from that name, or the
-    provider the deployable records (see :func:`_recorded`). A provider
-    of that name with any other uuid or parent is someone else's.
-    """
-    return (rp['parent_provider_uuid'] == parent_uuid and (
-        rp['name'] == provider.name and rp['uuid'] == provider.uuid or
-        _recorded_by_openstack_cyborg(rp, provider)))
-
-
-def _recorded_by_openstack_cyborg(rp, provider):
-    """Whether the deployable records ``rp``, whose uuid its name derives.
-
-    openstack-cyborg named a deployable's provider after the deployable,
-    and its database, converted, keeps the provider's uuid in the
-    deployable's ``rp_uuid``.
-    """
-    return (rp['uuid'] == provider.deployable.rp_uuid and
-            rp['uuid'] == provider_uuid(rp['name']))
-
-
-def _recorded(tree, provider, wanted):
-    """The provider the deployable records, where it has another name.
-
-    openstack-cyborg named some deployables otherwise than Cyborg does
-    (after the system's host name, an FPGA after its last virtual
-    function, a vGPU without its type): the database conversion renames
-    the deployable but keeps its ``rp_uuid``, so its provider is found
-    and keeps its uuid and allocations. Not where another deployable of
-    the host wants that provider's name or uuid.
-    """
-    rp = tree.get(provider.deployable.rp_uuid)
-    if (rp is None or rp['name'] in wanted or rp['uuid'] in wanted or
-            not _recorded_by_openstack_cyborg(rp, provider)):
-        return None
-    return rp
-
-
-class _NotOurs(Exception):
-    """The provider lacks OWNER_CYBORG: Cyborg leaves it alone."""
-
-
-@dataclasses.dataclass(frozen=True)
-class _Change:
-    """What a pass does to the provider of one deployable.
-
-    ``rp`` is None for a provider to create. ``add`` are the traits to
-    put on it, ``remove`` those Cyborg put on it earlier and no longer
-    reports; every other trait stays. ``placed``: what Cyborg has put on
-    it once this is done.
-    """
-
-    provider: Provider
-    rp: dict
-    seen: placement_records.Record
-    add: frozenset
-    remove: frozenset
-    placed: frozenset
-
-    @property
-    def writes(self):
-        """Whether Placement must be written to."""
-        return bool(self.rp is None or self.add or self.remove or
-                    self.seen.inventories != self.provider.inventories)
-
-
-def _change(provider, rp, seen, parent_uuid):
-    """What makes ``rp``, as ``seen``, the provider of ``provider``.
-
-    :raises _NotOurs: it is neither Cyborg's nor adoptable.
-    """
-    if not _owned(rp, seen):
-        if not _adoptable(rp, provider, parent_uuid):
-            raise _NotOurs()
+def _apply(client, change, records, parent_uuid):
+    """Create or fix a provider as ``change`` says; returns its uuid."""
+    provider, rp, seen = change.provider, change.rp, change.seen
+    if change.adopted:
         LOG.info('Adopting resource provider %(name)s (%(uuid)s), made by '
                  'openstack-cyborg for deployable %(dep)s: it gets trait '
                  '%(trait)s and keeps its uuid, allocations and traits',
                  {'name': rp['name'], 'uuid': rp['uuid'],
-                  'dep': provider.deployable.uuid, 'trait': OWNER_TRAIT})
-    add = provider.traits - seen.traits
-    return _Change(provider, rp, seen, add=add,
-                   remove=(seen.placed & seen.traits) - provider.traits,
-                   placed=(seen.placed & provider.traits) | add)
-
-
-def _apply(client, change, records, parent_uuid):
-    """Create or fix a provider as ``change`` says; returns its uuid."""
-    provider, rp, seen = change.provider, change.rp, change.seen
+                  'dep': provider.deployable.uuid,
+                  'trait': placement_plan.OWNER_TRAIT})
     if rp is None:
         rp = client.create_provider(provider.uuid, provider.name,
                                     parent_uuid)
@@ -309,40 +142,81 @@ def _store_rp_uuids(context, rows, rp_uuids):
             deployable.save(context)
 
 
+@dataclasses.dataclass(frozen=True)
+class Survey:
+    """What a sync of one host would do, and what it was planned from.
+
+    ``rows``: [(deployable, device, [(attribute key, value)])] of the
+    host; ``providers``: the :class:`~cyborg.conductor.placement_plan.
+    Provider` (or None) of each; ``tree``: {uuid: provider} of the
+    compute node's tree, the node left out; ``records``: the
+    :class:`~cyborg.conductor.placement_records.Records` read (not saved);
+    ``plan``: the :class:`~cyborg.conductor.placement_plan.Plan`.
+    """
+
+    rows: list
+    providers: list
+    tree: dict
+    records: placement_records.Records
+    plan: placement_plan.Plan
+
+
+def survey(context, hostname, compute_rp_uuid, client):
+    """Read the host's rows and tree, and plan its sync; writes nothing.
+
+    Each provider of the tree is read from Placement unless its record
+    has its generation (see :class:`~cyborg.conductor.placement_records.
+    Records`).
+
+    :raises PlacementUnavailable: Placement cannot be reached.
+    """
+    rows = _host_deployables(context, hostname)
+    tree = _tree(client, compute_rp_uuid)
+    records = placement_records.Records(context, hostname, tree)
+    providers = [placement_plan.provider(hostname, *row) for row in rows]
+    seen = {}
+    for rp_uuid, rp in tree.items():
+        try:
+            seen[rp_uuid] = records.read(client, rp)
+        except _PROVIDER_ERRORS as e:
+            seen[rp_uuid] = e
+    return Survey(rows, providers, tree, records, placement_plan.plan(
+        [provider for provider in providers if provider is not None],
+        tree, seen, compute_rp_uuid))
+
+
 def sync_host(context, hostname, compute_rp_uuid, client):
     """Make Placement hold exactly the providers the host's rows ask for.
 
-    Missing providers are created under the compute node, traits and
-    inventories fixed, providers of vanished deployables deleted (kept
-    while they have allocations); a provider without ``OWNER_CYBORG`` is
-    never changed, unless it is openstack-cyborg's provider of one of the
-    host's deployables, which is adopted. Of a provider's traits, only
-    those that Cyborg put there itself and no longer reports are taken
-    off. A pass that finds nothing to change reads the compute node's
-    tree once and writes nothing: the database keeps a record of each
-    provider of the tree (see :mod:`~cyborg.conductor.placement_records`),
-    so this holds whichever conductor made the last pass.
+    Applies the plan of :func:`survey`: missing providers are created
+    under the compute node, traits and inventories fixed, providers of
+    vanished deployables deleted (kept while they have allocations); a
+    provider without ``OWNER_CYBORG`` is never changed, unless it is
+    openstack-cyborg's provider of one of the host's deployables, which is
+    adopted. Of a provider's traits, only those that Cyborg put there
+    itself and no longer reports are taken off. A pass that finds nothing
+    to change reads the compute node's tree once and writes nothing: the
+    database keeps a record of each provider of the tree (see
+    :mod:`~cyborg.conductor.placement_records`), so this holds whichever
+    conductor made the last pass.
 
     :returns: counts of providers ``created``, ``updated``, ``deleted``,
         ``unchanged`` and ``failed`` (tried again next pass).
     :raises PlacementUnavailable: Placement cannot be reached; the pass
         stopped and the next one starts over.
     """
-    rows = _host_deployables(context, hostname)
-    tree = _tree(client, compute_rp_uuid)
-    records = placement_records.Records(context, hostname, tree)
+    found = survey(context, hostname, compute_rp_uuid, client)
+    records, plan = found.records, found.plan
     summary = dict.fromkeys(
         ('created', 'updated', 'deleted', 'unchanged', 'failed'), 0)
-    providers = [_provider(hostname, *row) for row in rows]
     # Deployables without a provider forget theirs.
-    rp_uuids = {row[0].uuid: None
-                for row, provider in zip(rows, providers) if provider is None}
+    rp_uuids = {row[0].uuid: None for row, provider
+                in zip(found.rows, found.providers) if provider is None}
     try:
-        changes, doomed = _plan(providers, tree, compute_rp_uuid, client,
-                                records, rp_uuids, summary)
+        _account(plan, records, rp_uuids, summary)
         # What Cyborg is about to put on providers is recorded before it
         # is: a pass cut short in between still takes it off when due.
-        for change in changes:
+        for change in plan.changes:
             if change.add:
                 records.set(change.rp['uuid'] if change.rp
                             else change.provider.uuid,
@@ -350,11 +224,11 @@ def sync_host(context, hostname, compute_rp_uuid, client):
                                 change.seen, generation=None,
                                 placed=change.seen.placed | change.add))
         records.save()
-        _execute(changes, doomed, compute_rp_uuid, client, records,
-                 rp_uuids, summary)
+        _execute(plan.changes, plan.doomed, compute_rp_uuid, client,
+                 records, rp_uuids, summary)
     finally:
         records.save()
-        _store_rp_uuids(context, rows, rp_uuids)
+        _store_rp_uuids(context, found.rows, rp_uuids)
     LOG.debug('Placement sync of host %(host)s: %(summary)s',
               {'host': hostname, 'summary': summary})
     return summary
@@ -366,62 +240,26 @@ def _tree(client, compute_rp_uuid):
         compute_rp_uuid) if rp['uuid'] != compute_rp_uuid}
 
 
-def _plan(providers, tree, compute_rp_uuid, client, records, rp_uuids,
-          summary):
-    """Decide what each provider needs, reading only what moved.
-
-    :returns: the :class:`_Change` of each provider that Placement must
-        be written to, and the providers of the tree to delete.
-    """
-    by_name = {rp['name']: rp for rp in tree.values()}
-    needed = set()
-    wanted = {key for provider in filter(None, providers)
-              for key in (provider.name, provider.uuid)}
-    changes = []
-    for provider in filter(None, providers):
-        rp = (tree.get(provider.uuid) or by_name.get(provider.name) or
-              _recorded(tree, provider, wanted))
-        if rp is None:
-            changes.append(_Change(provider, None,
-                                   placement_records.UNBORN,
-                                   add=provider.traits, remove=frozenset(),
-                                   placed=provider.traits))
-            continue
-        needed.add(rp['uuid'])
-        try:
-            change = _change(provider, rp, records.read(client, rp),
-                             compute_rp_uuid)
-        except _NotOurs:
-            LOG.error('Resource provider %(name)s (%(uuid)s) does not '
-                      'have trait %(trait)s: it is not Cyborg\'s and is '
-                      'left alone, so deployable %(dep)s is not offered. '
-                      'Delete or rename that provider.',
-                      {'name': rp['name'], 'uuid': rp['uuid'],
-                       'trait': OWNER_TRAIT,
-                       'dep': provider.deployable.uuid})
-            summary['failed'] += 1
-            continue
-        except _PROVIDER_ERRORS as e:
-            _failed(provider, rp, records, summary, e)
-            continue
-        if change.writes:
-            changes.append(change)
-            continue
-        records.set(rp['uuid'], dataclasses.replace(change.seen,
-                                                    placed=change.placed))
-        rp_uuids[provider.deployable.uuid] = rp['uuid']
+def _account(plan, records, rp_uuids, summary):
+    """Tell what the plan leaves alone or cannot do; record what is right."""
+    for provider, rp in plan.not_ours:
+        LOG.error('Resource provider %(name)s (%(uuid)s) does not '
+                  'have trait %(trait)s: it is not Cyborg\'s and is '
+                  'left alone, so deployable %(dep)s is not offered. '
+                  'Delete or rename that provider.',
+                  {'name': rp['name'], 'uuid': rp['uuid'],
+                   'trait': placement_plan.OWNER_TRAIT,
+                   'dep': provider.deployable.uuid})
+        summary['failed'] += 1
+    for provider, rp, error in plan.unread:
+        _failed(provider, rp, records, summary, error)
+    for change in plan.unchanged:
+        records.set(change.rp['uuid'], dataclasses.replace(
+            change.seen, placed=change.placed))
+        rp_uuids[change.provider.deployable.uuid] = change.rp['uuid']
         summary['unchanged'] += 1
-
-    doomed = []
-    for rp in tree.values():
-        if rp['uuid'] in needed:
-            continue
-        try:
-            if _owned(rp, records.read(client, rp)):
-                doomed.append(rp)
-        except _PROVIDER_ERRORS as e:
-            _kept(rp, records, summary, e)
-    return changes, doomed
+    for rp, error in plan.kept:
+        _kept(rp, records, summary, error)
 
 
 def _execute(changes, doomed, compute_rp_uuid, client, records, rp_uuids,

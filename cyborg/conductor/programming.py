@@ -96,9 +96,34 @@ def needed(context, group, deployable, traits):
         ``function_id`` or ``function_name``), or None.
     """
     accel = profile_group.parse(group).accel
+    if _by_name_only(accel):
+        function_name = accel['function_name']
+        if _holds_function(context, deployable, function_name):
+            return None
+        return {'function_name': function_name}
+    return _needed_by_id(accel, deployable, traits)
+
+
+def loaded(group, deployable, traits):
+    """Whether ``deployable`` holds what a bind of ``group`` would load.
+
+    Known without Glance only: a group that asks for a function by name
+    alone is not known to be held (see :func:`needed`).
+    """
+    accel = profile_group.parse(group).accel
+    return (not _by_name_only(accel) and
+            _needed_by_id(accel, deployable, traits) is None)
+
+
+def _by_name_only(accel):
+    return bool(accel.get('function_name')) and not (
+        accel.get('bitstream_id') or accel.get('function_id'))
+
+
+def _needed_by_id(accel, deployable, traits):
+    """:func:`needed` for a group that asks by id, or for nothing."""
     bitstream_id = accel.get('bitstream_id')
     function_id = accel.get('function_id')
-    function_name = accel.get('function_name')
     if bitstream_id:
         if bitstream_id == deployable.bitstream_id:
             return None
@@ -107,10 +132,6 @@ def needed(context, group, deployable, traits):
         trait = placement_names.function_trait(
             placement_names.normalize_id(function_id))
         return None if trait in traits else {'function_id': function_id}
-    if function_name:
-        if _holds_function(context, deployable, function_name):
-            return None
-        return {'function_name': function_name}
     return None
 
 

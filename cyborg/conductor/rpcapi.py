@@ -30,6 +30,8 @@ History:
 * 1.4 - compute_node_rp and report_host are served on topic
   ``cyborg-conductor-agent``, server ``<host>``: one per host, serving
   only them. Agents capped below 1.4 send them on ``cyborg-conductor``.
+* 1.5 - audit_heal (``cyborg-manage audit --heal`` repairs in a
+  conductor). The agents' topics serve nothing new.
 """
 
 import oslo_messaging as messaging
@@ -55,7 +57,7 @@ PROGRAM_MARGIN = 30
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -130,7 +132,10 @@ class ConductorAPI:
                           project_id=project_id)
 
     def arq_apply_patch(self, context, patch):
-        """Bind or unbind ARQs; the work completes in the background.
+        """Bind or unbind ARQs.
+
+        Binds that need nothing but a PCI function are done when this
+        returns; the others complete in the background.
 
         :param patch: {arq_uuid: {'hostname', 'device_rp_uuid',
             'instance_uuid'[, 'project_id']} to bind, or None to unbind}.
@@ -171,6 +176,25 @@ class ConductorAPI:
                           deployable_uuid=deployable_uuid,
                           image_uuid=image_uuid)
 
+    def audit_heal(self, context, timeout=None):
+        """Audit, and repair what is safe to repair, in a conductor.
+
+        See :func:`cyborg.conductor.audit.heal`.
+
+        :param timeout: seconds to wait for the whole audit and its
+            repairs; by default ``[DEFAULT] rpc_response_timeout``.
+        :returns: the report, as :meth:`cyborg.conductor.audit_report.
+            Report.as_dict` gives it.
+        :raises ServiceUnavailable: no conductor answered in time, or
+            ``[upgrade_levels] conductor`` holds the conductors below 1.5
+            during a rolling upgrade.
+        """
+        if not self.client.can_send_version('1.5'):
+            raise exception.ServiceUnavailable(reason=_(
+                'the audit can heal once every conductor is upgraded '
+                '([upgrade_levels] conductor is below 1.5)'))
+        return self._call(context, '1.5', 'audit_heal', timeout=timeout)
+
     def attribute_create(self, context, attribute):
         return self._call(context, '1.0', 'attribute_create',
                           attribute=attribute)
@@ -190,7 +214,7 @@ class AgentConductorAPI:
     release before still run) the calls go on ``cyborg-conductor``.
     """
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
 
     def __init__(self):
         target = messaging.Target(topic=AGENT_TOPIC, version='1.4')

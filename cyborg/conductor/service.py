@@ -53,8 +53,10 @@ class ConductorService(service.RPCService):
         self.manager.agent_topics = self.agent_topics
 
     def start(self):
-        super().start()
+        # The sender first: a bind done in an RPC call hands its events
+        # to it (cyborg.conductor.nova_events.hold).
         self.events.start()
+        super().start()
         context = cyborg_context.get_admin_context()
         try:
             self.agent_topics.refresh(context)

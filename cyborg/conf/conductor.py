@@ -174,6 +174,29 @@ Related options:
 
 * ``[upgrade_levels] conductor``
 """),
+    cfg.BoolOpt(
+        'cyborg17_agents_glance_token',
+        default=False,
+        help="""
+Send openstack-cyborg 17.0.0's agents a token for Glance when they program.
+
+During a rolling upgrade, an FPGA on a compute host that still runs
+openstack-cyborg 17.0.0's ``cyborg-agent`` is programmed by that agent,
+which downloads the bitstream from Glance itself with the token of the
+request it is sent. Cyborg sends no token on the message bus, so by default
+such a bind fails, saying to upgrade the agent. Set this to True for the
+hours of the upgrade to program there anyway: each ``fpga_program`` call to
+a 17.0.0 agent then carries a token of the ``[glance]`` credentials (never a
+user's), which that compute host can read and use until it expires. The
+conductor has already checked the image (active, owned by a trusted
+project, no shell). Leave it False, the default, once every agent is
+upgraded; Cyborg's own agents never receive a token.
+
+Related options:
+
+* ``[glance]`` credentials
+* ``[fpga] trusted_image_owners``
+"""),
 ]
 
 

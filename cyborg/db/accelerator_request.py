@@ -24,6 +24,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from cyborg.common import profile_group
 from cyborg.db import api
@@ -39,29 +40,7 @@ _MODEL = models.AcceleratorRequest
 _NOUN = 'accelerator_request'
 
 
-@main_context_manager.writer
-def create_many(context, values_list):
-    """Insert several ARQs in one transaction and return them."""
-    rows = []
-    for values in values_list:
-        values = dict(values)
-        values.setdefault('uuid', uuidutils.generate_uuid())
-        values.setdefault('state', states.INITIAL)
-        rows.append(_MODEL(**values))
-    context.session.add_all(rows)
-    try:
-        context.session.flush()
-    except db_exc.DBDuplicateEntry:
-        raise exception.DuplicateEntry(
-            kind=_NOUN, field='uuid', value=', '.join(r.uuid for r in rows))
-    except db_exc.DBReferenceError:
-        raise exception.DeviceProfileNotFound(
-            name=', '.join(sorted({str(r.device_profile_id) for r in rows})))
-    # Read them back so the profile and handle joins are loaded.
-    return context.session.query(_MODEL).filter(
-        _MODEL.uuid.in_([r.uuid for r in rows])).order_by(_MODEL.id).all()
-
-
+@api.retry_on_deadlock
 @main_context_manager.writer
 def create_for_profile(context, device_profile_name, project_id, limit):
     """Insert one ARQ per requested unit of every group of a profile.
@@ -114,14 +93,18 @@ def _refused(context, uuid, target):
         allowed=', '.join(sorted(states.sources_of(target))))
 
 
-def _move(context, uuid, target, values=None, expected=None, row=None):
+def _move(context, uuid, target, values=None, expected=None,
+          instance_uuid=None, hold=0):
     """Move one ARQ to ``target`` in the caller's transaction.
 
     An ARQ of an instance that becomes Bound or BindFailed gets the event
     that tells Nova, in the same transaction (:mod:`cyborg.db.nova_event`).
 
-    :param row: the ARQ's row, locked by the caller: its instance is the
+    :param instance_uuid: the ARQ's instance, as the caller knows it: the
         event's, unless ``values`` changes it (otherwise it is read).
+    :param hold: seconds the event is held for the caller to send (see
+        :func:`cyborg.db.nova_event.record`).
+    :returns: the event's row, or None.
     :raises AcceleratorRequestInvalidState: the UPDATE matched nothing.
     """
     sources = states.sources_of(target)
@@ -133,14 +116,16 @@ def _move(context, uuid, target, values=None, expected=None, row=None):
             changes, synchronize_session=False)
     if not count:
         raise _refused(context, uuid, target)
-    if target in states.NOVA_EVENT_STATUS:
-        if row is None:
-            instance_uuid = context.session.query(
-                _MODEL.instance_uuid).filter(_MODEL.uuid == uuid).scalar()
-        else:
-            instance_uuid = changes.get('instance_uuid', row.instance_uuid)
-        if instance_uuid:
-            nova_event.record(context, instance_uuid, uuid, target)
+    if target not in states.NOVA_EVENT_STATUS:
+        return None
+    if 'instance_uuid' in changes:
+        instance_uuid = changes['instance_uuid']
+    elif instance_uuid is None:
+        instance_uuid = context.session.query(
+            _MODEL.instance_uuid).filter(_MODEL.uuid == uuid).scalar()
+    if not instance_uuid:
+        return None
+    return nova_event.record(context, instance_uuid, uuid, target, hold=hold)
 
 
 @api.retry_on_deadlock
@@ -159,75 +144,183 @@ def update_state(context, uuid, target, values=None, expected=None):
     return api.get(context, _NOUN, uuid)
 
 
+class BindTarget(typing.NamedTuple):
+    """What the checks of a bind need of a resource provider's deployable."""
+
+    #: The deployable's row; its ``programming_since`` is its mark.
+    deployable: models.Deployable
+    #: The row of its device.
+    device: models.Device
+    #: (key, value) of its attributes.
+    attributes: list
+    #: Whether a handle of it is an MDEV one.
+    mdev: bool
+
+
+@main_context_manager.reader
+def bind_targets(context, rp_uuids):
+    """{rp_uuid: :class:`BindTarget`} of the deployables of those RPs.
+
+    One statement. Of two deployables of one resource provider, the first
+    created counts.
+    """
+    deployable, device = models.Deployable, models.Device
+    attribute, handle = models.Attribute, models.AttachHandle
+    mdev = sa.exists().where(handle.deployable_id == deployable.id,
+                             handle.attach_type == states.ATTACH_MDEV)
+    rows = context.session.query(
+        deployable, device, attribute.key, attribute.value, mdev).join(
+            device, deployable.device_id == device.id).outerjoin(
+                attribute, attribute.deployable_id == deployable.id).filter(
+                    deployable.rp_uuid.in_(sorted(rp_uuids))).order_by(
+                        deployable.id, attribute.id)
+    targets = {}
+    for found, its_device, key, value, has_mdev in rows:
+        target = targets.setdefault(found.rp_uuid, BindTarget(
+            found, its_device, [], bool(has_mdev)))
+        if target.deployable is found and key is not None:
+            target.attributes.append((key, value))
+    return targets
+
+
+@main_context_manager.reader
+def load_patch(context, uuids, rp_uuids):
+    """The ARQs of a bind/unbind patch and the targets of its binds.
+
+    One transaction of two statements at most.
+
+    :returns: ({uuid: row} of the ARQs found, {rp_uuid: BindTarget}).
+    """
+    rows = context.session.query(_MODEL).filter(
+        _MODEL.uuid.in_(sorted(uuids)))
+    arqs = {row.uuid: row for row in rows}
+    return arqs, (bind_targets(context, rp_uuids) if rp_uuids else {})
+
+
+class Claim(typing.NamedTuple):
+    """What a claim of an attach handle did."""
+
+    #: The handle the ARQ holds: its ``id``, ``uuid``, ``attach_type`` and
+    #: ``attach_info``.
+    handle: typing.Any
+    #: Whether the ARQ is Bound now (its event recorded).
+    bound: bool
+
+
+def _hold(context, uuid, instance_uuid, deployable_id, handle, finish,
+          hold=0):
+    """Give a BindStarted ARQ the handle claimed for it; maybe bind it.
+
+    With ``finish``, a handle that is no MDEV one (whose mdev would still
+    be made) binds the ARQ in the same UPDATE.
+
+    :returns: the :class:`Claim` and the event recorded, or None.
+    """
+    values = {'attach_handle_id': handle.id, 'deployable_id': deployable_id}
+    if finish and handle.attach_type != states.ATTACH_MDEV:
+        event = _move(context, uuid, states.BOUND, values,
+                      expected=[states.BIND_STARTED],
+                      instance_uuid=instance_uuid, hold=hold)
+        return Claim(handle, bound=True), event
+    context.session.query(_MODEL).filter(
+        _MODEL.uuid == uuid, _MODEL.state == states.BIND_STARTED).update(
+            values, synchronize_session=False)
+    return Claim(handle, bound=False), None
+
+
 @api.retry_on_deadlock
 @main_context_manager.writer
-def start_binds(context, binds):
-    """Move several ARQs to BindStarted in one transaction: all, or none.
+def start_binds(context, binds, claims=None, hold=0):
+    """Move ARQs to BindStarted together, and bind some of them at once.
 
-    Each ARQ moves only from the state its caller saw when it checked the
-    bind, so a concurrent change of any of them between that check and
-    this move refuses the whole batch and leaves every ARQ as it was.
+    All of them move, or none: each ARQ moves only from the state its
+    caller saw when it checked the bind, so a concurrent change of any of
+    them between that check and this move refuses the whole batch and
+    leaves every ARQ as it was.
 
-    :param binds: {uuid: (state seen, values to set)}.
-    :returns: the BindStarted rows, in ``binds``' order.
+    Those of ``claims`` then claim a free handle of their deployable each
+    (:func:`cyborg.db.attach_handle.claim`), in the same transaction: with
+    a PCI handle an ARQ is Bound, with its event for Nova; with an MDEV
+    one it stays BindStarted (its mdev is still to be made). If one of
+    them finds no handle it may claim, nothing changes.
+
+    :param binds: {uuid: (state seen, values to set)}; the values name
+        the instance.
+    :param claims: {uuid: deployable id} of binds to finish now, in the
+        order they claim.
+    :param hold: seconds the events are held for the caller to send (see
+        :func:`cyborg.db.nova_event.record`).
+    :returns: ({uuid: its :class:`Claim`} of ``claims``, [the events
+        recorded]).
     :raises AcceleratorRequestInvalidState: one of them changed meanwhile.
+    :raises AttachHandleUnavailable: a deployable has no handle left for
+        one of ``claims``.
+    :raises DeployableProgramming: the region of one is being programmed.
     """
     # One order for every caller: two batches sharing ARQs lock them in
     # the same order and so never wait on each other in a cycle.
     for uuid in sorted(binds):
         seen, values = binds[uuid]
         _move(context, uuid, states.BIND_STARTED, values, expected=[seen])
-    context.session.expire_all()
-    rows = {row.uuid: row for row in context.session.query(_MODEL).filter(
-        _MODEL.uuid.in_(list(binds)))}
-    return [rows[uuid] for uuid in binds]
+    claims = claims or {}
+    outcomes, events = {}, []
+    # Deployable after deployable, so that batches lock their trees in one
+    # order; the ARQs of one deployable claim in the caller's order.
+    for uuid in sorted(claims, key=claims.get):
+        handle = attach_handle.claim(context, claims[uuid])
+        outcomes[uuid], event = _hold(
+            context, uuid, binds[uuid][1]['instance_uuid'], claims[uuid],
+            handle, finish=True, hold=hold)
+        if event is not None:
+            events.append(event)
+    return outcomes, events
 
 
 def _for_update(context, uuid):
-    """The ARQ row, locked until the transaction ends (where supported)."""
-    # Lock by a bare column: PostgreSQL refuses FOR UPDATE on the outer
-    # joins that loading the whole row brings.
-    locked = context.session.query(_MODEL.id).filter_by(
-        uuid=uuid).with_for_update().first()
-    if locked is None:
+    """The ARQ row, locked until the transaction ends (where supported).
+
+    One statement, of the ARQ's own columns: PostgreSQL refuses FOR UPDATE
+    on the outer joins that loading its profile and handle brings.
+    """
+    row = context.session.query(_MODEL).options(orm.raiseload('*')).filter(
+        _MODEL.uuid == uuid).with_for_update().first()
+    if row is None:
         raise api.not_found(_NOUN, uuid)
-    return context.session.query(_MODEL).filter_by(id=locked.id).one()
+    return row
 
 
-_UNBIND_VALUES = {'hostname': None, 'device_rp_uuid': None,
-                  'instance_uuid': None}
+#: What an unbind clears besides the handle.
+UNBIND_VALUES = {'hostname': None, 'device_rp_uuid': None,
+                 'instance_uuid': None}
 
 
 def _let_go(context, uuid, target, values=None, expected=None):
     """Move the ARQ to ``target`` and release the handle it holds.
 
     The row is locked first, so a handle that a bind claims meanwhile is
-    the one released and never leaks.
+    the one released and never leaks. Nothing is read back.
+
+    :returns: the ARQ's new ``updated_at``.
     """
     row = _for_update(context, uuid)
     handle_id = row.attach_handle_id
-    values = dict(values or {}, attach_handle_id=None, deployable_id=None)
+    now = timeutils.utcnow()
+    values = dict(values or {}, attach_handle_id=None, deployable_id=None,
+                  updated_at=now)
     _move(context, uuid, target, values=values,
-          expected=expected or [row.state], row=row)
+          expected=expected or [row.state], instance_uuid=row.instance_uuid)
     attach_handle.release(context, [handle_id])
-    context.session.expire_all()
-    return api.get(context, _NOUN, uuid)
+    return now
 
 
 @api.retry_on_deadlock
 @main_context_manager.writer
 def unbind(context, uuid):
-    """Release the ARQ's handle and forget its host, RP and instance."""
-    return _let_go(context, uuid, states.UNBOUND, values=_UNBIND_VALUES)
+    """Release the ARQ's handle and forget its host, RP and instance.
 
-
-class Claim(typing.NamedTuple):
-    """What :func:`claim_handle` did."""
-
-    #: The ARQ's row after the claim.
-    arq: models.AcceleratorRequest
-    #: Whether the claim also bound the ARQ (Bound, its event recorded).
-    bound: bool
+    :returns: the ARQ's new ``updated_at``.
+    """
+    return _let_go(context, uuid, states.UNBOUND, values=UNBIND_VALUES)
 
 
 @api.retry_on_deadlock
@@ -243,33 +336,24 @@ def claim_handle(context, uuid, deployable_id, finish=False):
     :param finish: nothing but the handle is needed: unless it is an MDEV
         handle (whose mdev is still to be made), the ARQ becomes Bound in
         the same transaction, with its event for Nova.
-    :returns: a :class:`Claim`: the ARQ's row, and whether the claim also
-        bound it.
+    :returns: a :class:`Claim`.
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     :raises AcceleratorRequestInvalidState: the ARQ is no longer binding.
     """
     row = _for_update(context, uuid)
     if row.state != states.BIND_STARTED:
         raise _refused(context, uuid, states.BOUND)
-    handle_type = None
-    if row.attach_handle_id is None or row.deployable_id != deployable_id:
+    if row.attach_handle_id is not None and row.deployable_id == deployable_id:
+        # Resumed with the handle it had claimed.
+        handle = attach_handle.get(context, row.attach_handle_id)
+        if not finish or handle.attach_type == states.ATTACH_MDEV:
+            return Claim(handle, bound=False)
+    else:
         # Resumed towards another deployable: give the old handle back.
         attach_handle.release(context, [row.attach_handle_id])
-        row.attach_handle_id, handle_type = attach_handle.claim(
-            context, deployable_id)
-        row.deployable_id = deployable_id
-        context.session.flush()
-    if not finish:
-        return Claim(row, bound=False)
-    if handle_type is None:
-        # Resumed with the handle it had claimed.
-        handle_type = attach_handle.attach_type(context, row.attach_handle_id)
-    if handle_type == states.ATTACH_MDEV:
-        return Claim(row, bound=False)
-    _move(context, uuid, states.BOUND, expected=[states.BIND_STARTED],
-          row=row)
-    context.session.expire_all()
-    return Claim(api.get(context, _NOUN, uuid), bound=True)
+        handle = attach_handle.claim(context, deployable_id)
+    return _hold(context, uuid, row.instance_uuid, deployable_id, handle,
+                 finish)[0]
 
 
 @api.retry_on_deadlock
@@ -280,6 +364,7 @@ def bind_failed(context, uuid):
     Host, resource provider and instance stay, so Nova still finds the
     failed ARQ by instance.
 
+    :returns: the ARQ's new ``updated_at``.
     :raises AcceleratorRequestInvalidState: the ARQ is no longer binding
         (bound elsewhere, unbound or being deleted): nothing is changed.
     """

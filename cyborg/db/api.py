@@ -31,17 +31,26 @@ import threading
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
+from oslo_db import options as db_options
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import exc_filters
 from oslo_db.sqlalchemy import utils as sqlalchemyutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyborg import context as cyborg_context
 from cyborg.db import models
 from cyborg import exception
 from cyborg.i18n import _
 
 main_context_manager = enginefacade.transaction_context()
+
+# The request context carries the transactions of this layer (its
+# ``session`` and ``connection``): oslo.db's documented decorator, applied
+# here rather than where the context is defined, so that processes without
+# a database (the agent) never load SQLAlchemy. Every module of this layer
+# imports this one before it opens a transaction.
+enginefacade.transaction_context_provider(cyborg_context.RequestContext)
 
 
 def _sqlite_file(url):
@@ -159,9 +168,17 @@ def facade_options(database):
     (``@main_context_manager.reader``) use read-only connections to the
     same file, which never take its write lock.
 
+    Only oslo.db's own options are passed: the engine facade warns
+    (``NotSupportedWarning``) about any other, such as the ignored
+    ``mysql_engine`` of the replaced service (:mod:`cyborg.conf.database`),
+    which an operator could do nothing about.
+
     :param database: option names and values, as ``[database]`` has them.
     """
-    options = dict(database)
+    known = {opt.dest for _group, opts in db_options.list_opts()
+             for opt in opts}
+    options = {name: value for name, value in dict(database).items()
+               if name in known}
     if (options.get('connection') and _sqlite_file(options['connection'])
             and not options.get('slave_connection')):
         options['slave_connection'] = _read_only(
@@ -208,8 +225,14 @@ _NOUNS = {
 }
 
 #: Run a whole writer transaction again when the database reports a
-#: deadlock (MySQL/MariaDB under concurrent conditional UPDATEs).
+#: deadlock (MySQL/MariaDB under concurrent conditional UPDATEs, a Galera
+#: certification failure at COMMIT). The first retry waits 50 ms, each
+#: later one a random time up to twice the last bound (oslo.db's jitter
+#: on deadlocks): at most about 1.6 s over five retries. oslo.db's default
+#: first wait of a whole second would make every deadlock a request that
+#: takes a second longer than its peers.
 retry_on_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
+                                              retry_interval=0.05,
                                               retry_on_deadlock=True)
 
 
@@ -261,6 +284,7 @@ def _paged(context, query, model, limit=None, marker=None, sort_key=None,
 
 # --- generic access by noun ------------------------------------------------
 
+@retry_on_deadlock
 @main_context_manager.writer
 def create(context, noun, values):
     """Insert a row of ``noun``; a uuid is generated when absent."""
@@ -306,6 +330,7 @@ def get_all(context, noun, filters=None, limit=None, marker=None,
                   sort_dir).all()
 
 
+@retry_on_deadlock
 @main_context_manager.writer
 def update(context, noun, uuid, values):
     row = get(context, noun, uuid)
@@ -319,76 +344,10 @@ def update(context, noun, uuid, values):
     return row
 
 
+@retry_on_deadlock
 @main_context_manager.writer
 def delete(context, noun, uuid):
     count = context.session.query(_model(noun)).filter_by(
         uuid=uuid).delete(synchronize_session=False)
     if not count:
         raise not_found(noun, uuid)
-
-
-# --- change counters -------------------------------------------------------
-
-#: Counted tables, by name: the noun each counts under.
-_COUNTED_TABLES = {_NOUNS[noun][0].__tablename__: noun
-                   for noun in models.COUNTED_NOUNS}
-
-
-def _count(session, nouns):
-    table = models.Generation
-    for noun in sorted(nouns):
-        session.execute(sa.update(table).where(
-            table.noun == noun).values(generation=table.generation + 1))
-
-
-@sa.event.listens_for(sa.orm.Session, 'after_flush')
-def _count_flushed_changes(session, flush_context):
-    """Count the changes of counted nouns that a flush wrote.
-
-    Every write of an ORM object (added, changed or deleted) goes through
-    a flush, so no writer has to remember to count: the count commits, or
-    rolls back, with the change, in the writer's transaction.
-    """
-    nouns = {_COUNTED_TABLES.get(getattr(obj, '__tablename__', None))
-             for obj in (*session.new, *session.deleted, *(
-                 obj for obj in session.dirty
-                 if session.is_modified(obj)))}
-    nouns.discard(None)
-    if nouns:
-        _count(session, nouns)
-
-
-@sa.event.listens_for(sa.orm.Session, 'do_orm_execute')
-def _count_bulk_changes(state):
-    """Count the changes of a bulk INSERT, UPDATE or DELETE statement."""
-    if not (state.is_insert or state.is_update or state.is_delete):
-        return
-    noun = _COUNTED_TABLES.get(state.statement.table.name)
-    if noun is not None:
-        _count(state.session, [noun])
-
-
-#: The generation of a noun (:func:`generation`).
-_GENERATION = sa.select(models.Generation.generation).where(
-    models.Generation.noun == sa.bindparam('noun'))
-
-
-def generation(context, noun):
-    """How many times ``noun``'s rows changed; None if nobody counts.
-
-    A change and its count commit together. Read it *before* the rows it
-    stands for: rows read after it are at least as new as the count, so
-    what is kept under the count is never older than it says.
-
-    It runs for every request that may be answered from what the API
-    keeps: one statement (compiled once, by SQLAlchemy's statement cache)
-    on a connection of the reader's engine, without a transaction context
-    or a session (about 130 µs, against 260 in an enginefacade
-    transaction). Through a SQLAlchemy connection, not the
-    driver's own: oslo.db checks a pooled connection before its use and
-    turns a lost database into ``DBConnectionError`` (answered 503), where
-    the driver's error would have been a 500.
-    """
-    engine = main_context_manager.reader.get_engine()
-    with engine.connect() as connection:
-        return connection.execute(_GENERATION, {'noun': noun}).scalar()

@@ -20,13 +20,18 @@ from oslo_log import log
 import sqlalchemy as sa
 
 from cyborg.common import pci_address
+from cyborg.db import api
 from cyborg.db.api import main_context_manager
-from cyborg.db import inventory_functions
 from cyborg.db import models
 from cyborg.db import programming
 from cyborg import exception
+from cyborg import states
 
 LOG = log.getLogger(__name__)
+
+#: What a claim gives the ARQ that holds the handle.
+_COLUMNS = (models.AttachHandle.id, models.AttachHandle.uuid,
+            models.AttachHandle.attach_type, models.AttachHandle.attach_info)
 
 
 def claim(context, deployable_id):
@@ -38,36 +43,36 @@ def claim(context, deployable_id):
     holds the lock of the deployable's tree that a programming takes to
     start (:mod:`cyborg.db.programming`). A PCI handle whose function
     another handle of the host has in use (two devices reported it, see
-    :mod:`cyborg.db.inventory_functions`) is never taken: no function is
-    bound to two ARQs.
+    :mod:`cyborg.conductor.inventory_plan.functions`) is never taken: no
+    function is bound to two ARQs.
 
-    :returns: the handle's id and attach type (PCI, MDEV).
+    :returns: the handle's ``id``, ``uuid``, ``attach_type`` (PCI, MDEV)
+        and ``attach_info``, as it was found.
     :raises AttachHandleUnavailable: every handle of the deployable is used.
     :raises DeployableProgramming: its region is being programmed.
     """
     programming.check_free(context.session, deployable_id)
     model = models.AttachHandle
-    candidates = context.session.query(
-        model.id, model.attach_type, model.attach_info).filter_by(
+    candidates = context.session.query(*_COLUMNS).filter_by(
         deployable_id=deployable_id, in_use=False).order_by(model.id)
-    for handle_id, handle_type, info in candidates.all():
-        if handle_type in inventory_functions.PCI_TYPES:
-            holder = _function_holder(context, deployable_id, handle_id,
-                                      pci_address.address_of(info))
+    for handle in candidates.all():
+        if handle.attach_type in states.ATTACH_PCI_FUNCTION_TYPES:
+            function = pci_address.address_of(handle.attach_info)
+            holder = _function_holder(context, deployable_id, handle.id,
+                                      function)
             if holder is not None:
                 LOG.warning('Attach handle %(id)s of deployable '
                             '%(deployable)s is not claimed: its PCI '
                             'function %(function)s is in use through '
                             'attach handle %(holder)s',
-                            {'id': handle_id, 'deployable': deployable_id,
-                             'function': pci_address.address_of(info),
-                             'holder': holder})
+                            {'id': handle.id, 'deployable': deployable_id,
+                             'function': function, 'holder': holder})
                 continue
         claimed = context.session.query(model).filter_by(
-            id=handle_id, in_use=False).update(
+            id=handle.id, in_use=False).update(
                 {'in_use': True}, synchronize_session=False)
         if claimed:
-            return handle_id, handle_type
+            return handle
     raise exception.AttachHandleUnavailable(deployable=deployable_id)
 
 
@@ -77,6 +82,12 @@ def _function_holder(context, deployable_id, handle_id, function):
     The host's PCI handles are read with ``SELECT ... FOR UPDATE``, in
     id order, so that of two transactions claiming two handles of one
     function the second waits for the first and then sees its claim.
+    The host's deployables are found by a subquery, which a locking read
+    does not lock (MySQL and PostgreSQL lock the outer query's rows
+    only): a claim locks no deployable but its own tree's root
+    (:func:`cyborg.db.programming.check_free`), so two claims of two
+    deployables of one host never wait for each other's root, nor
+    deadlock.
     """
     if function is None:
         return None
@@ -85,23 +96,23 @@ def _function_holder(context, deployable_id, handle_id, function):
     host = sa.select(device.hostname).join(
         deployable, deployable.device_id == device.id).where(
             deployable.id == deployable_id).scalar_subquery()
+    on_host = sa.select(deployable.id).join(
+        device, deployable.device_id == device.id).where(
+            device.hostname == host)
     rows = context.session.query(
-        model.id, model.in_use, model.attach_info).join(
-            deployable, model.deployable_id == deployable.id).join(
-                device, deployable.device_id == device.id).filter(
-                    device.hostname == host,
-                    model.attach_type.in_(inventory_functions.PCI_TYPES),
-                    model.id != handle_id).order_by(
-                        model.id).with_for_update().all()
+        model.id, model.in_use, model.attach_info).filter(
+            model.deployable_id.in_(on_host),
+            model.attach_type.in_(states.ATTACH_PCI_FUNCTION_TYPES),
+            model.id != handle_id).order_by(model.id).with_for_update().all()
     return next((row_id for row_id, in_use, info in rows
                  if in_use and pci_address.address_of(info) == function),
                 None)
 
 
-def attach_type(context, handle_id):
-    """The attach type of a handle (PCI, MDEV)."""
-    return context.session.query(models.AttachHandle.attach_type).filter_by(
-        id=handle_id).scalar()
+def get(context, handle_id):
+    """A handle's ``id``, ``uuid``, ``attach_type`` and ``attach_info``."""
+    return context.session.query(*_COLUMNS).filter(
+        models.AttachHandle.id == handle_id).one()
 
 
 def release(context, handle_ids):
@@ -113,6 +124,7 @@ def release(context, handle_ids):
                 {'in_use': False}, synchronize_session=False)
 
 
+@api.retry_on_deadlock
 @main_context_manager.writer
 def free_unheld(context, handle_id):
     """Mark a handle free if it is in use and still no ARQ holds it.

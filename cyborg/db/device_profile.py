@@ -34,6 +34,7 @@ def _check_unused(context, profile):
         raise exception.DeviceProfileInUse(name=profile.name, count=count)
 
 
+@db_api.retry_on_deadlock
 @db_api.main_context_manager.writer
 def delete_many(context, uuids=(), names=()):
     """Delete profiles by uuid and by name: all of them, or none.

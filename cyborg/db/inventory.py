@@ -9,96 +9,81 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The inventory a host reports, applied to its rows as a keyed diff.
+"""A host's rows, loaded for the plan of its report and written as it says.
 
-A host's agent reports its whole inventory (devices, their control path,
-deployables, attributes and attach handles); :func:`apply` makes the
-host's rows equal to it in one transaction, writing only what differs.
-:mod:`cyborg.db.inventory_plan` says what differs; this module loads the
-rows and writes the plan.
+:func:`apply` loads the rows of one host, hands them to the conductor's
+plan (:mod:`cyborg.conductor.inventory_plan`), and writes the
+:class:`~cyborg.common.host_inventory.Plan` it gets back, all in one
+transaction. Nothing here decides what to write.
 """
 
 import dataclasses
 
 from oslo_db import exception as db_exc
-from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyborg.common import host_inventory
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
 from cyborg.db import host_names
-from cyborg.db import inventory_functions
-from cyborg.db import inventory_plan
 from cyborg.db import models
 from cyborg import exception
 
-LOG = logging.getLogger(__name__)
 
-#: What :func:`apply` returns (defined beside the plan that holds it).
-InventoryDiff = inventory_plan.InventoryDiff
+@dataclasses.dataclass(frozen=True)
+class HostRows:
+    """The rows of one host, as loaded; each table in the order of its ids.
+
+    ``control_paths`` are those of the host's devices; ``holds`` the
+    accelerator requests that hold a handle or a deployable of the host,
+    each with its ``uuid``, ``attach_handle_id`` and ``deployable_id``.
+    """
+
+    devices: tuple = ()
+    control_paths: tuple = ()
+    deployables: tuple = ()
+    attributes: tuple = ()
+    attach_handles: tuple = ()
+    holds: tuple = ()
 
 
 @api.retry_on_deadlock
 @main_context_manager.writer
-def apply(context, hostname, devices, compute_node=None):
-    """Make the host's rows equal to its agent's report, in one transaction.
+def apply(context, hostname, plan, addresses=(), compute_node=None):
+    """Write what ``plan`` says of the host's rows, in one transaction.
 
-    The report is applied as a keyed diff: a device is known by its
-    control path PCI address, a deployable by its name on the host, an
-    attribute by its deployable and key, an attach handle by its
-    deployable, type and attach info. Rows that did not change are not
-    written, so they keep their ids and uuids and their handles keep
-    ``in_use``; operators' device ``status`` is never touched. Rows that
-    accelerator requests hold are never deleted: a device that is no
-    longer reported but holds one is kept with its whole tree and marked
-    ``vanished_at`` until a later report finds it free; a handle reported
-    for the function of a held handle that is no longer reported (under
-    another deployable, or with other attach info) is in use meanwhile.
-    A PCI function that two devices report is given to one of them only
-    (see :mod:`cyborg.db.inventory_functions`).
-
-    A root deployable has no ``parent_id`` nor ``root_id``; a child points
-    at its parent and at the root of its tree.
-
-    :param devices: one dict per reported device: ``type``, ``vendor``,
-        ``model``, ``std_board_info``, ``vendor_board_info``,
-        ``cpid_type``, ``cpid_info`` and ``deployables``, each a dict of
-        ``name``, ``parent_name``, ``num_accelerators``, ``driver_name``,
-        ``bitstream_id``, ``attributes`` (a list of (key, value)) and
-        ``attach_handles`` (dicts of ``attach_type``, ``attach_info``,
-        ``in_use``).
+    :param plan: a callable that takes the host's :class:`HostRows` and
+        returns the :class:`~cyborg.common.host_inventory.Plan` to write
+        (:func:`cyborg.conductor.inventory_plan.apply` gives it).
+    :param addresses: the PCI addresses of the devices the report holds.
     :param compute_node: given when the report may add a device: see
         :func:`cyborg.db.host_names.check`.
-    :returns: an :class:`InventoryDiff`.
-    :raises InvalidHostReport: the report contradicts itself; nothing
-        was written.
+    :returns: the plan's :class:`~cyborg.common.host_inventory.
+        InventoryDiff`, its ``devices_added`` and ``devices_removed`` the
+        device rows inserted and deleted.
     :raises HostNameConflict: see ``compute_node``; nothing was written.
     :raises InventoryChanged: a concurrent bind took a handle being
         removed; nothing was written.
     """
-    wanted = inventory_plan.wanted(hostname, devices)
     if compute_node is not None:
-        host_names.check(context.session, hostname, set(wanted), compute_node)
+        host_names.check(context.session, hostname, set(addresses),
+                         compute_node)
     rows, loaded = _load(context.session, hostname)
-    wanted = inventory_functions.one_owner(hostname, wanted, rows)
-    plan = inventory_plan.plan(rows, wanted)
-    _log(hostname, plan)
+    result = plan(rows)
     try:
-        _write(context.session, hostname, plan, loaded)
+        _write(context.session, hostname, result, loaded)
     except db_exc.DBReferenceError as e:
         raise exception.InventoryChanged(
             host=hostname, reason='%s still refers to a removed row'
             % e.table)
     return dataclasses.replace(
-        plan.diff,
-        devices_added=_inserted_devices(context.session, hostname, plan,
+        result.diff,
+        devices_added=_inserted_devices(context.session, hostname, result,
                                         loaded[models.Device]),
-        devices_removed=tuple(
-            _frozen(inventory_plan.Device, loaded[models.Device][device_id],
-                    control_path=None)
-            for device_id in plan.devices.delete))
+        devices_removed=tuple(loaded[models.Device][device_id]
+                              for device_id in result.devices.delete))
 
 
 # --- loading -----------------------------------------------------------------
@@ -106,8 +91,8 @@ def apply(context, hostname, devices, compute_node=None):
 def _load(session, hostname):
     """The host's whole tree in a few SELECTs.
 
-    :returns: an :class:`inventory_plan.HostRows`, and the loaded rows by
-        model and id, which the plan's updates change.
+    :returns: a :class:`HostRows`, and the loaded rows by model and id,
+        which the plan's updates change.
     """
     device, deployable = models.Device, models.Deployable
     handle, arq = models.AttachHandle, models.AcceleratorRequest
@@ -138,32 +123,14 @@ def _load(session, hostname):
                    arq.attach_handle_id.in_(of_host(
                        sa.select(handle.id), handle)))).all()
 
-    control_path = {}
-    for cpid in cpids:
-        control_path.setdefault(cpid.device_id, _frozen(
-            inventory_plan.ControlPath, cpid))
-    rows = inventory_plan.HostRows(
-        devices=tuple(_frozen(inventory_plan.Device, row,
-                              control_path=control_path.get(row.id))
-                      for row in devices),
-        deployables=tuple(_frozen(inventory_plan.Deployable, row)
-                          for row in deps),
-        attributes=tuple(_frozen(inventory_plan.Attribute, row)
-                         for row in attributes),
-        attach_handles=tuple(_frozen(inventory_plan.AttachHandle, row)
-                             for row in handles),
-        holds=tuple(inventory_plan.Hold(*hold) for hold in holds))
+    rows = HostRows(devices=tuple(devices), control_paths=tuple(cpids),
+                    deployables=tuple(deps), attributes=tuple(attributes),
+                    attach_handles=tuple(handles), holds=tuple(holds))
     loaded = {model: {row.id: row for row in found} for model, found in (
         (models.Device, devices), (models.ControlpathID, cpids),
         (models.Deployable, deps), (models.Attribute, attributes),
         (models.AttachHandle, handles))}
     return rows, loaded
-
-
-def _frozen(cls, row, **given):
-    """A plan's namedtuple ``cls`` of a model row's columns."""
-    return cls(*(given[field] if field in given else getattr(row, field)
-                 for field in cls._fields))
 
 
 def _inserted_devices(session, hostname, plan, loaded):
@@ -173,31 +140,10 @@ def _inserted_devices(session, hostname, plan, loaded):
     rows = session.query(models.Device).filter(
         models.Device.hostname == hostname,
         models.Device.id.notin_(list(loaded))).order_by(models.Device.id)
-    return tuple(_frozen(inventory_plan.Device, row, control_path=None)
-                 for row in rows)
+    return tuple(rows)
 
 
 # --- writing -----------------------------------------------------------------
-
-def _log(hostname, plan):
-    """Tell what the plan keeps for accelerator requests, or finds again."""
-    for uuid, address in plan.reappeared:
-        LOG.info('Device %(device)s (%(address)s) of host %(host)s is '
-                 'reported again',
-                 {'device': uuid, 'address': address, 'host': hostname})
-    for kept in plan.kept_handles:
-        LOG.warning('Host %(host)s no longer reports attach handle '
-                    '%(handle)s of %(dep)s, but accelerator request '
-                    '%(arq)s holds it; it is kept until released',
-                    {'host': hostname, 'handle': kept.uuid,
-                     'dep': kept.deployable, 'arq': kept.arq_uuid})
-    for device in plan.vanishing:
-        LOG.warning('Device %(device)s of host %(host)s is no longer '
-                    'reported, but accelerator requests %(arqs)s hold it; '
-                    'it is kept until they are released',
-                    {'device': device.uuid, 'host': hostname,
-                     'arqs': ', '.join(device.arq_uuids)})
-
 
 def _write(session, hostname, plan, loaded):
     """Write the plan: the session flushes the loaded rows it changes.
@@ -206,7 +152,7 @@ def _write(session, hostname, plan, loaded):
     (deployables in one per level of their trees), and get their ids;
     the attributes and handles of new deployables after them.
     """
-    ids = {}  # {inventory_plan.Ref: id} of the rows inserted so far
+    ids = {}  # {host_inventory.Ref: id} of the rows inserted so far
     _update(loaded[models.Device], plan.devices.update, ids)
     for rows in plan.devices.insert:
         _insert(session, models.Device, rows, ids, hostname=hostname)
@@ -233,7 +179,7 @@ def _write(session, hostname, plan, loaded):
 
 def _resolved(values, ids):
     """``values`` with the ids of the new rows their Refs stand for."""
-    return {key: ids[value] if isinstance(value, inventory_plan.Ref)
+    return {key: ids[value] if isinstance(value, host_inventory.Ref)
             else value for key, value in values.items()}
 
 
@@ -252,8 +198,8 @@ def _insert(session, model, rows, ids, **extra):
     ids back and the database cannot tell which id went to which row;
     a bulk INSERT that returns each row's uuid with its id can.
 
-    :param rows: :class:`inventory_plan.New` rows; those with a ``ref``
-        have their ids recorded in ``ids`` under it.
+    :param rows: :class:`~cyborg.common.host_inventory.New` rows; those
+        with a ``ref`` have their ids recorded in ``ids`` under it.
     """
     values = [{key: value for key, value in dict(
         _resolved(row.values, ids), uuid=uuidutils.generate_uuid(),

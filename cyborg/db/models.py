@@ -321,32 +321,3 @@ class MetricBucket(BASE):
                          server_default='0')
     value_sum = sa.Column(sa.Float, nullable=False, default=0.0,
                           server_default='0')
-
-
-class Generation(BASE):
-    """How many times the rows of a noun's table changed.
-
-    The API keeps what it answered for a list of such a noun, per
-    process, until the count changes (see
-    :func:`cyborg.db.api.generation`); every write of one of these nouns
-    is counted in its own transaction, by session events of
-    :mod:`cyborg.db.api`. One row per noun, made with the
-    table.
-    """
-
-    __tablename__ = 'generations'
-    __table_args__ = _table_args()
-
-    noun = sa.Column(sa.String(64), primary_key=True)
-    generation = sa.Column(sa.BigInteger, nullable=False, default=0,
-                           server_default='0')
-
-
-#: The nouns whose changes are counted in ``generations``.
-COUNTED_NOUNS = ('device_profile',)
-
-
-@sa.event.listens_for(Generation.__table__, 'after_create')
-def _first_generations(table, connection, **kw):
-    connection.execute(table.insert(), [{'noun': noun, 'generation': 0}
-                                        for noun in COUNTED_NOUNS])

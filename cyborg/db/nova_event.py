@@ -21,6 +21,7 @@ UPDATE (:func:`take_due`): of two conductors, one takes each event.
 import datetime
 
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from cyborg.db import api
 from cyborg.db.api import main_context_manager
@@ -30,15 +31,24 @@ from cyborg import states
 _MODEL = models.NovaEvent
 
 
-def record(context, instance_uuid, arq_uuid, arq_state):
-    """Add the event of an ARQ that reached ``arq_state``, due at once.
+def record(context, instance_uuid, arq_uuid, arq_state, hold=0):
+    """Add the event of an ARQ that reached ``arq_state``.
 
-    Runs in the caller's writer transaction.
+    Runs in the caller's writer transaction, as one INSERT.
+
+    :param hold: seconds the event is held, as :func:`take_due` holds the
+        events it takes: the caller sends it once the transaction is
+        committed, and no conductor takes it meanwhile. 0: due at once.
+    :returns: the row, as inserted.
     """
-    context.session.add(_MODEL(
-        instance_uuid=instance_uuid, arq_uuid=arq_uuid,
-        status=states.NOVA_EVENT_STATUS[arq_state],
-        next_try_at=timeutils.utcnow()))
+    now = timeutils.utcnow()
+    values = {'instance_uuid': instance_uuid, 'arq_uuid': arq_uuid,
+              'status': states.NOVA_EVENT_STATUS[arq_state], 'attempts': 0,
+              'next_try_at': now + datetime.timedelta(seconds=hold),
+              'created_at': now}
+    row_id, = context.session.execute(
+        sa.insert(_MODEL.__table__).values(values)).inserted_primary_key
+    return _MODEL(id=row_id, **values)
 
 
 @api.retry_on_deadlock

@@ -33,6 +33,7 @@ import collections
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from cyborg.common import attributes
 from cyborg.common import placement_names
@@ -48,16 +49,19 @@ _DEPLOYABLE = models.Deployable
 def lock(session, deployable_id):
     """Lock the root of the deployable's tree until the transaction ends.
 
+    One statement: the root is found by a subquery, which a locking read
+    does not lock (MySQL and PostgreSQL lock the outer query's rows only),
+    so the root's row alone is locked, as a programming locks it.
+
     :returns: the root's id and its mark, as the lock found it; None and
         None when the deployable does not exist.
     """
-    root_id = session.query(sa.func.coalesce(
-        _DEPLOYABLE.root_id, _DEPLOYABLE.id)).filter(
-            _DEPLOYABLE.id == deployable_id).scalar()
-    if root_id is None:
-        return None, None
-    return root_id, session.query(_DEPLOYABLE.programming_since).filter(
-        _DEPLOYABLE.id == root_id).with_for_update().scalar()
+    tree = orm.aliased(_DEPLOYABLE)
+    root_id = sa.select(sa.func.coalesce(tree.root_id, tree.id)).where(
+        tree.id == deployable_id).scalar_subquery()
+    root = session.query(_DEPLOYABLE.id, _DEPLOYABLE.programming_since).filter(
+        _DEPLOYABLE.id == root_id).with_for_update().first()
+    return (None, None) if root is None else tuple(root)
 
 
 def _refusal(session, deployable_id, since):

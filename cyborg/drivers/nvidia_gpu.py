@@ -54,6 +54,7 @@ MODELS = {
     '25b6': 'NVIDIA A16',
     '26b5': 'NVIDIA L40',
     '27b8': 'NVIDIA L4',
+    '2335': 'NVIDIA H200',
 }
 
 VENDOR_TRAIT = 'CUSTOM_GPU_NVIDIA'

@@ -11,20 +11,50 @@
 # under the License.
 """Accelerator request (ARQ): one accelerator requested for an instance."""
 
+import datetime
+import typing
+
 from cyborg.db import accelerator_request as arq_db
 from cyborg.objects import base
+from cyborg.objects import deployable as deployable_obj
+from cyborg.objects import device as device_obj
 from cyborg.objects import fields
+from cyborg.objects import nova_event as event_obj
+from cyborg.objects import stored
 from cyborg import states
 
 
+class BindTarget(typing.NamedTuple):
+    """What the checks of a bind need of a resource provider's deployable."""
+
+    deployable: deployable_obj.Deployable
+    #: Its device.
+    device: device_obj.Device
+    #: (key, value) of its attributes.
+    attributes: list
+    #: Since when it is being programmed (see :mod:`cyborg.db.programming`),
+    #: or None.
+    programming_since: typing.Optional[datetime.datetime]
+    #: Whether a handle of it is an MDEV one.
+    mdev: bool
+
+
+def _bind_targets(context, rows):
+    return {rp_uuid: BindTarget(
+        deployable_obj.Deployable._from_db_object(context, row.deployable),
+        device_obj.Device._from_db_object(context, row.device),
+        row.attributes, row.deployable.programming_since, row.mdev)
+        for rp_uuid, row in rows.items()}
+
+
 @base.CyborgObjectRegistry.register
-class AcceleratorRequest(base.PersistentObject):
+class AcceleratorRequest(stored.PersistentObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
     _noun = 'accelerator_request'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'state': fields.ARQStateField(default='Initial'),
@@ -87,16 +117,60 @@ class AcceleratorRequest(base.PersistentObject):
                                         instance_uuid=instance_uuid))
 
     @classmethod
-    def start_binds(cls, context, binds):
-        """Move ARQs to BindStarted together, each from the state it had.
+    def load_patch(cls, context, uuids, rp_uuids):
+        """The ARQs of a bind/unbind patch and the targets of its binds.
 
-        :param binds: {uuid: (state seen, bind values)}.
-        :returns: the BindStarted ARQs.
+        Read in one transaction.
+
+        :returns: ({uuid: ARQ} of those found, {rp_uuid:
+            :class:`BindTarget`} of the deployables found).
+        """
+        arqs, targets = arq_db.load_patch(context, uuids, rp_uuids)
+        return ({uuid: cls._from_db_object(context, row)
+                 for uuid, row in arqs.items()},
+                _bind_targets(context, targets))
+
+    @staticmethod
+    def bind_targets(context, rp_uuids):
+        """{rp_uuid: :class:`BindTarget`} of the deployables found."""
+        return _bind_targets(context, arq_db.bind_targets(context, rp_uuids))
+
+    @classmethod
+    def start_binds(cls, context, binds, claims=None, hold=0):
+        """Move ARQs to BindStarted together; bind those of ``claims`` now.
+
+        In one transaction (see
+        :func:`cyborg.db.accelerator_request.start_binds`). The ARQs given
+        are changed as the database was: BindStarted with the bind's
+        values, those of ``claims`` Bound with the handle they claimed
+        (or, holding an MDEV handle, still BindStarted). Their
+        ``updated_at`` is not read back.
+
+        :param binds: {uuid: (the ARQ as it was seen, bind values)}.
+        :param claims: {uuid: deployable id} of binds to finish now.
+        :param hold: seconds the events are held for the caller to send.
+        :returns: the :class:`~cyborg.objects.nova_event.NovaEvent`
+            recorded.
         :raises AcceleratorRequestInvalidState: one of them changed since
             it was seen; none moved.
+        :raises AttachHandleUnavailable: one of ``claims`` found no handle;
+            none moved.
+        :raises DeployableProgramming: one of ``claims`` is on a region
+            being programmed; none moved.
         """
-        return cls._from_db_objects(context,
-                                    arq_db.start_binds(context, binds))
+        claims = claims or {}
+        outcomes, events = arq_db.start_binds(
+            context, {uuid: (arq.state, values)
+                      for uuid, (arq, values) in binds.items()},
+            claims=claims, hold=hold)
+        for uuid, (arq, values) in binds.items():
+            for key, value in values.items():
+                setattr(arq, key, value)
+            arq.state = states.BIND_STARTED
+            if uuid in outcomes:
+                arq._took(outcomes[uuid], claims[uuid])
+            arq.obj_reset_changes()
+        return event_obj.NovaEvent._from_db_objects(context, events)
 
     def destroy(self, context):
         self.destroy_many(context, uuids=[self.uuid])
@@ -109,8 +183,18 @@ class AcceleratorRequest(base.PersistentObject):
 
     def unbind(self, context):
         """Release the handle and forget host, RP and instance."""
-        self._from_db_object(context, arq_db.unbind(context, self.uuid),
-                             obj=self)
+        self._let_go(arq_db.unbind(context, self.uuid), states.UNBOUND,
+                     arq_db.UNBIND_VALUES)
+
+    def _let_go(self, updated_at, state, values=None):
+        """Be in ``state``, holding no handle, as the database now is."""
+        for key, value in dict(values or {}, updated_at=updated_at,
+                               state=state,
+                               attach_handle_id=None, deployable_id=None,
+                               attach_handle_type='', attach_handle_uuid=None,
+                               attach_handle_info={}).items():
+            setattr(self, key, value)
+        self.obj_reset_changes()
 
     def claim_handle(self, context, deployable_id, finish=False):
         """Claim a handle of the deployable; the ARQ stays BindStarted.
@@ -123,10 +207,21 @@ class AcceleratorRequest(base.PersistentObject):
         """
         claim = arq_db.claim_handle(context, self.uuid, deployable_id,
                                     finish=finish)
-        self._from_db_object(context, claim.arq, obj=self)
+        self._took(claim, deployable_id)
+        self.obj_reset_changes()
         return claim.bound
+
+    def _took(self, claim, deployable_id):
+        """Hold what a claim gave; shown once the claim bound the ARQ."""
+        self.attach_handle_id = claim.handle.id
+        self.deployable_id = deployable_id
+        if claim.bound:
+            self.state = states.BOUND
+            self.attach_handle_type = claim.handle.attach_type
+            self.attach_handle_uuid = claim.handle.uuid
+            self.attach_handle_info = dict(claim.handle.attach_info)
 
     def fail_bind(self, context):
         """Become BindFailed and release the claimed handle."""
-        self._from_db_object(
-            context, arq_db.bind_failed(context, self.uuid), obj=self)
+        self._let_go(arq_db.bind_failed(context, self.uuid),
+                     states.BIND_FAILED)

@@ -14,16 +14,17 @@
 from cyborg.db import attach_handle as handle_db
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class AttachHandle(base.PersistentObject):
+class AttachHandle(stored.PersistentObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
     _noun = 'attach_handle'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'deployable_id': fields.IntegerField(),

@@ -13,16 +13,17 @@
 
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class ControlpathID(base.PersistentObject):
+class ControlpathID(stored.PersistentObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
     _noun = 'controlpath_id'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'device_id': fields.IntegerField(),

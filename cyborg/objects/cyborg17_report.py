@@ -142,6 +142,38 @@ def _json_object(text, what):
     return {k: None if v is None else str(v) for k, v in value.items()}
 
 
+#: 17.0.0's drivers that name a deployable after the system's host name
+#: (``socket.gethostname()``) rather than ``[DEFAULT] host``, and its fake
+#: driver, which rewrites the name's dots.
+_NOT_NAMED_AFTER_HOST = ('intel', 'fake')
+
+
+def server_name(hostname, driver_device_list):
+    """The name a 17.0.0 agent serves RPC under, from what it reports.
+
+    It reports under its compute node's provider name (``hostname``) and
+    serves under ``[DEFAULT] host``, which the two may differ by; most of
+    its drivers name a deployable ``<[DEFAULT] host>_<PCI address>``. The
+    first such name gives the server, else the system's host name that
+    the Intel drivers put there (``[DEFAULT] host``'s default), else
+    ``hostname``.
+    """
+    found = {}
+    for device in driver_device_list:
+        for deployable in _get(device, 'deployable_list') or ():
+            name = _get(deployable, 'name') or ''
+            prefix, _sep, address = name.rpartition('_')
+            try:
+                pci_address.parse(address.lower())
+            except ValueError:
+                continue
+            if not prefix:
+                continue
+            driver = (_get(deployable, 'driver_name') or '').lower()
+            found.setdefault(driver in _NOT_NAMED_AFTER_HOST, prefix)
+    return found.get(False) or found.get(True) or hostname
+
+
 def stub_addresses(driver_device_list):
     """The control path addresses of the stub devices of the list.
 

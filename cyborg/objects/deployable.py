@@ -14,16 +14,17 @@
 from cyborg.db import programming as programming_db
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class Deployable(base.PersistentObject):
+class Deployable(stored.PersistentObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
     _noun = 'deployable'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'parent_id': fields.IntegerField(nullable=True),

@@ -16,10 +16,11 @@ from oslo_utils import versionutils
 from cyborg.db import device as device_db
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class Device(base.PersistentObject):
+class Device(stored.PersistentObject):
     # Version 1.0: Initial version
     # Version 1.1: vanished_at
     # Version 1.2: health, health_reasons, health_changed_at, quarantined_at
@@ -27,7 +28,7 @@ class Device(base.PersistentObject):
 
     _noun = 'device'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'type': fields.DeviceTypeField(),

@@ -14,16 +14,17 @@
 from cyborg.db import device_profile as profile_db
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class DeviceProfile(base.PersistentObject):
+class DeviceProfile(stored.PersistentObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
     _noun = 'device_profile'
 
-    fields = dict(base.PersistentObject.fields, **{
+    fields = dict(stored.PersistentObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'name': fields.StringField(),

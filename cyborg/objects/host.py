@@ -13,9 +13,11 @@
 
 The conductor keeps here the uuid of the host's compute node resource
 provider, and takes the host's inventory lease before it changes the
-host's inventory, in the database (:meth:`Host.apply_inventory`) or in
-Placement.
+host's inventory, in the database (:meth:`Host.apply_inventory`, which
+writes what the conductor's plan says) or in Placement.
 """
+
+import dataclasses
 
 from oslo_utils import versionutils
 
@@ -24,7 +26,9 @@ from cyborg.db import host_names as host_names_db
 from cyborg.db import inventory as inventory_db
 from cyborg import exception
 from cyborg.objects import base
+from cyborg.objects import device as device_obj
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 #: Put before ``compute_rp_name`` for a host whose agent is
@@ -35,13 +39,13 @@ CYBORG17_AGENT = 'cyborg17-agent:'
 
 
 @base.CyborgObjectRegistry.register
-class Host(base.StoredObject):
+class Host(stored.StoredObject):
     # Version 1.0: Initial version
     # Version 1.1: compute_rp_name
     # Version 1.2: reported_at
     VERSION = '1.2'
 
-    fields = dict(base.StoredObject.fields, **{
+    fields = dict(stored.StoredObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'hostname': fields.StringField(),
         'compute_rp_uuid': fields.StringField(nullable=True),
@@ -163,12 +167,20 @@ class Host(base.StoredObject):
         return host_names_db.unplaced(context)
 
     @staticmethod
-    def apply_inventory(context, hostname, devices, compute_node=None):
-        """Make the host's rows equal to its agent's report.
+    def apply_inventory(context, hostname, plan, addresses=(),
+                        compute_node=None):
+        """Write what the conductor's ``plan`` says of the host's rows.
 
-        See :func:`cyborg.db.inventory.apply` for ``devices`` and
-        ``compute_node``.
+        See :func:`cyborg.db.inventory.apply` for ``plan``, ``addresses``
+        and ``compute_node``.
 
-        :returns: a :class:`cyborg.db.inventory.InventoryDiff`.
+        :returns: the plan's :class:`~cyborg.common.host_inventory.
+            InventoryDiff`, with the devices added and removed as
+            :class:`~cyborg.objects.device.Device` objects.
         """
-        return inventory_db.apply(context, hostname, devices, compute_node)
+        diff = inventory_db.apply(context, hostname, plan, addresses,
+                                  compute_node)
+        return dataclasses.replace(diff, **{
+            key: tuple(device_obj.Device._from_db_object(context, row)
+                       for row in getattr(diff, key))
+            for key in ('devices_added', 'devices_removed')})

@@ -19,14 +19,15 @@ ones, sends them and removes those that Nova took.
 from cyborg.db import nova_event as nova_event_db
 from cyborg.objects import base
 from cyborg.objects import fields
+from cyborg.objects import stored
 
 
 @base.CyborgObjectRegistry.register
-class NovaEvent(base.StoredObject):
+class NovaEvent(stored.StoredObject):
     # Version 1.0: Initial version
     VERSION = '1.0'
 
-    fields = dict(base.StoredObject.fields, **{
+    fields = dict(stored.StoredObject.fields, **{
         'id': fields.IntegerField(read_only=True),
         'instance_uuid': fields.UUIDField(),
         'arq_uuid': fields.UUIDField(),

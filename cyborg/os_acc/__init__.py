@@ -12,8 +12,8 @@
 """os-acc: attach accelerators to an instance through Cyborg's REST API.
 
 For orchestrators other than Nova (and for Nova's own call sequence, which
-the simulator in :mod:`cyborg.demo.nova_sim` follows), after the compute-node
-workflow of the os-acc specification::
+the simulator of the repository's quickstart, ``cyborg_quickstart.nova_sim``,
+follows), after the compute-node workflow of the os-acc specification::
 
     from keystoneauth1 import adapter, session
     from cyborg import os_acc

@@ -20,6 +20,12 @@ CI machines are used.
 
 import os
 
+from cyborg.common import process
+
+# What the entry points choose for their processes, chosen for the tests'
+# (before a test module imports a library that looks for eventlet).
+process.use_native_threads()
+
 os.environ.setdefault(
     'OS_TEST_DBAPI_ADMIN_CONNECTION',
     'sqlite://;'

@@ -89,14 +89,26 @@ def create_profile(context, name='fpga-dp1', groups=None):
                           'description': 'test profile'})
 
 
+@db_api.main_context_manager.writer
+def _insert_arqs(context, values, count):
+    return [db_api.create(context, 'accelerator_request', values).uuid
+            for _ in range(count)]
+
+
 def create_arqs(context, profile, count=1, project_id='fake-project',
                 **values):
-    return arq_db.create_many(context, [
-        dict({'device_profile_id': profile.id,
-              'device_profile_group_id': 0,
-              'device_profile_group': profile.groups[0],
-              'project_id': project_id}, **values)
-        for _ in range(count)])
+    """``count`` ARQs of ``profile``'s first group, in one transaction.
+
+    Written as an ARQ object writes itself (:func:`cyborg.db.api.create`),
+    then read as the API reads it (with its profile and attach handle).
+    """
+    uuids = _insert_arqs(context, dict({
+        'state': states.INITIAL, 'device_profile_id': profile.id,
+        'device_profile_group_id': 0,
+        'device_profile_group': profile.groups[0],
+        'project_id': project_id}, **values), count)
+    return [db_api.get(context, 'accelerator_request', uuid)
+            for uuid in uuids]
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@
 
 import fixtures
 
-from cyborg.demo import sysfs
+from cyborg.tests import sysfs
 
 
 class SimulatedHost(fixtures.Fixture):

@@ -9,4 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""WSGI entry points for web servers such as uWSGI, mod_wsgi or gunicorn."""
+"""WSGI entry points for web servers such as uWSGI, mod_wsgi or gunicorn.
+
+Importing any of them first makes the process-wide choices of a Cyborg
+program (:func:`cyborg.common.process.use_native_threads`).
+"""
+
+from cyborg.common import process
+
+process.use_native_threads()

@@ -27,7 +27,7 @@ from cyborg import startup
 
 def init_application():
     startup.prepare_wsgi_api(getattr(sys, 'argv', []))
-    return app.setup_app()
+    return app.setup_app(open_database=startup.open_database)
 
 
 application = init_application()

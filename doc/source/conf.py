@@ -27,6 +27,9 @@ extensions = [
     # The import-linter contracts, rendered on the layer map.
     'cyborg_layers',
     'openstackdocstheme',
+    # The layer graph (contributor/layers.dot); needs Graphviz's dot
+    # (bindep.txt).
+    'sphinx.ext.graphviz',
     # Used by the configuration and policy reference pages.
     'oslo_config.sphinxext',
     'oslo_policy.sphinxext',
@@ -69,4 +72,8 @@ openstackdocs_pdf_link = False
 # -- Options for HTML output -------------------------------------------------
 
 html_theme = 'openstackdocs'
+
+# SVG keeps the layer graph sharp at any zoom.
+graphviz_output_format = 'svg'
+
 html_static_path = []

@@ -30,8 +30,8 @@ import time
 
 from cyborg.agent import resource_tracker
 import cyborg.conf
-from cyborg.demo import sysfs
 from cyborg.drivers import base as drivers_base
+from cyborg.tests import sysfs
 
 CONF = cyborg.conf.CONF
 DRIVERS = ['intel_fpga_driver', 'intel_qat_driver', 'intel_nic_driver',

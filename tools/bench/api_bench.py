@@ -57,9 +57,13 @@ def _instance(index):
 
 def _seed(ctx, total):
     """200 profiles; ``total`` ARQs, some instances' bound to handles."""
-    from cyborg.db import accelerator_request as arq_db
     from cyborg.db import api as db_api
     from cyborg.tests import db_utils
+
+    @db_api.main_context_manager.writer
+    def _insert(context, rows):
+        for values in rows:
+            db_api.create(context, 'accelerator_request', values)
 
     profiles = [db_utils.create_profile(ctx, name='profile-%03d' % i)
                 for i in range(PROFILES)]
@@ -83,7 +87,7 @@ def _seed(ctx, total):
     # The rest: four per instance, like small VMs, not yet bound.
     rest = total - bound
     for start in range(0, rest, 500):
-        arq_db.create_many(ctx, [
+        _insert(ctx, [
             {'device_profile_id': profiles[i % PROFILES].id,
              'device_profile_group_id': 0,
              'device_profile_group': profiles[i % PROFILES].groups[0],
@@ -118,6 +122,9 @@ class _SQLCounter:
 
 def _serve(database, transport_url, ready, arqs):
     """Child process: database, conductor and API; sends the port."""
+    from cyborg.common import process
+    process.use_native_threads()  # as the services' entry points do
+
     import futurist
     from sqlalchemy import event  # noqa: F401 (loads the listener API)
 

@@ -57,7 +57,12 @@ from urllib import parse
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
-import fixtures  # noqa: E402
+from cyborg.common import process  # noqa: E402
+
+# As the services' entry points do, before the libraries load.
+process.use_native_threads()
+
+import fixtures  # noqa: E402,I100
 import futurist  # noqa: E402
 from oslo_utils import uuidutils  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
@@ -70,12 +75,13 @@ import cyborg.conf  # noqa: E402
 from cyborg import context  # noqa: E402
 from cyborg.db import api as db_api  # noqa: E402
 from cyborg.db import models  # noqa: E402
-from cyborg.demo import nova_events  # noqa: E402
-from cyborg.demo import server as demo_server  # noqa: E402
 from cyborg import objects  # noqa: E402
 from cyborg.objects import base as objects_base  # noqa: E402
 from cyborg.tests import db_utils  # noqa: E402
 from cyborg.tests import fixtures as cyborg_fixtures  # noqa: E402
+from cyborg.tests import openstack_fixtures  # noqa: E402
+from cyborg_quickstart import nova_events  # noqa: E402
+from cyborg_quickstart import server as demo_server  # noqa: E402
 
 CONF = cyborg.conf.CONF
 RP_UUID = '8f2a3c1e-0b7d-4e5f-9a6c-1d2e3f4a5b6c'
@@ -108,7 +114,7 @@ class _InProcess(fixtures.Fixture):
             host='bench')
         conductor.start()
         self.addCleanup(conductor.stop)
-        self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
+        self.nova = self.useFixture(openstack_fixtures.NovaEvents()).receiver
         sender = event_sender.Sender()
         sender.start()
         self.addCleanup(sender.stop)

@@ -47,24 +47,23 @@ instance's ARQs with 2,000 and 100,000 of them in the table. The figures go to
 ``<state>/results.json`` and, rendered by compare_report.py, to
 doc/source/contributor/performance_comparison.inc. Services' logs are in
 ``<state>/<shape>/logs``.
+
+With ``--profile DIR`` (py-spy installed: ``pip install py-spy``), each
+bind load runs once more, unmeasured, while py-spy samples every service
+of the shape, its workers included: one flame graph per shape, service
+and load, ``DIR/<shape>-<service>-bind_c<N>.svg``.
 """
 
 import argparse
 from concurrent import futures
 import contextlib
 import datetime
-import http.client
 import json
 import os
 import platform
-import resource
-import secrets
 import statistics
 import subprocess  # nosec B404
 import sys
-import threading
-import time
-import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -74,8 +73,10 @@ sys.path.insert(0, ROOT)
 import compare_report  # noqa: E402
 
 try:
-    from cyborg.demo import nova_events  # noqa: E402
+    from cyborg_quickstart import nova_events  # noqa: E402
 
+    import compare_load  # noqa: E402
+    import compare_memory  # noqa: E402
     import compare_services as bench  # noqa: E402
 except ImportError as e:
     raise SystemExit('compare.py runs in the quickstart\'s virtualenv: '
@@ -87,224 +88,6 @@ REPORT = os.path.join(ROOT, 'doc', 'source', 'contributor',
                       'performance_comparison.inc')
 #: The group of every seeded profile: the fake driver's device.
 GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}
-
-
-# --- memory -----------------------------------------------------------------
-
-def _children():
-    """{pid: [child pids]} of every process."""
-    tree = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as f:
-                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        tree.setdefault(ppid, []).append(int(entry))
-    return tree
-
-
-def _tree(pids):
-    """``pids`` and all their descendants."""
-    tree = _children()
-    todo, seen = list(pids), []
-    while todo:
-        pid = todo.pop()
-        if pid not in seen:
-            seen.append(pid)
-            todo.extend(tree.get(pid, ()))
-    return seen
-
-
-def _kib(path, field):
-    """The kB figure of line ``field`` of ``path`` (a /proc file), or 0."""
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(field):
-                    return int(line.split()[1])
-    except OSError:
-        pass  # the process has gone
-    return 0
-
-
-def rss_mib(pids):
-    """Resident memory of ``pids`` and all their descendants, in MiB.
-
-    Pages that forked processes share count once in each of them.
-    """
-    return sum(_kib('/proc/%d/status' % pid, 'VmRSS:')
-               for pid in _tree(pids)) / 1024
-
-
-def pss_mib(pids):
-    """Proportional set size of ``pids`` and their descendants, in MiB.
-
-    A page that n processes share counts 1/n in each, so the sum counts
-    it once: what the service costs the machine.
-    """
-    return sum(_kib('/proc/%d/smaps_rollup' % pid, 'Pss:')
-               for pid in _tree(pids)) / 1024
-
-
-#: What :func:`memory` reports: {figure's key at rest: function}.
-MEASURES = {'rest': rss_mib, 'pss_rest': pss_mib}
-
-
-class MemorySampler:
-    """The most memory each service used while it runs (a thread)."""
-
-    def __init__(self, services):
-        self.services = services
-        self.peak = {name: {key: 0 for key in MEASURES} for name in services}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.wait(0.5):
-            for name, pids in self.services.items():
-                for key, measure in MEASURES.items():
-                    self.peak[name][key] = max(self.peak[name][key],
-                                               measure(pids))
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-
-def _load_key(key):
-    # 'rest' -> 'load', 'pss_rest' -> 'pss_load'
-    return key[:-len('rest')] + 'load'
-
-
-def memory(services, sampler=None):
-    """{service: {figure: MiB}}, with 'all' their sum.
-
-    The figures: 'rest' and 'load' the resident set (RSS), 'pss_rest' and
-    'pss_load' the proportional set (PSS); 'load' ones with ``sampler``.
-    """
-    figures = {name: {key: measure(pids)
-                      for key, measure in MEASURES.items()}
-               for name, pids in services.items()}
-    if sampler:
-        for name, peaks in sampler.peak.items():
-            for key, peak in peaks.items():
-                figures[name][_load_key(key)] = peak
-    # The load figures are the peaks of the services, which need not
-    # coincide.
-    figures['all'] = {key: sum(f[key] for f in figures.values())
-                      for key in next(iter(figures.values()), {})}
-    return figures
-
-
-# --- load -------------------------------------------------------------------
-
-def wrk(url, connections, duration, method='GET', body=None):
-    """One wrk run of ``duration`` seconds; its figures and CPU seconds."""
-    env = dict(os.environ, BENCH_METHOD=method,
-               BENCH_RUN=secrets.token_hex(4))
-    if body is not None:
-        env['BENCH_BODY'] = body
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    # wrk and its script, from this tree.
-    done = subprocess.run(  # nosec B603 B607
-        ['wrk', '-t1', '-c%d' % connections, '-d%ds' % duration,
-         '--timeout', '30s', '-s', os.path.join(HERE, 'wrk.lua'), url],
-        env=env, capture_output=True, text=True, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    line = [lin for lin in done.stdout.splitlines() if lin.startswith('{')]
-    if not line:
-        raise SystemExit('wrk printed no figures: %s' % done.stdout)
-    raw = json.loads(line[-1])
-    seconds = raw['duration_us'] / 1e6
-    return {'c': connections, 'requests': raw['requests'],
-            'rps': raw['requests'] / seconds, 'errors': raw['errors'],
-            'p50': raw['p50_us'] / 1000, 'p90': raw['p90_us'] / 1000,
-            'p99': raw['p99_us'] / 1000, 'mean': raw['mean_us'] / 1000,
-            'bytes': raw['bytes'],
-            'load_cpu': (after.ru_utime + after.ru_stime -
-                         before.ru_utime - before.ru_stime) / seconds}
-
-
-class BindCycles:
-    """Nova's life of an ARQ, in a loop, by ``connections`` threads."""
-
-    def __init__(self, api, nova, profile, host, rp_uuid):
-        self.api = api
-        self.host = host
-        self.nova = nova
-        self.profile = profile
-        self.rp_uuid = rp_uuid
-        self.times = []
-        self.failures = []
-        self._lock = threading.Lock()
-
-    def cycle(self, client):
-        instance = str(uuid.uuid4())
-        start = time.perf_counter()
-        arqs = bench.expect(client, 'POST', '/accelerator_requests',
-                            {'device_profile_name': self.profile},
-                            201)['arqs']
-        arq = arqs[0]['uuid']
-        try:
-            bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
-                {'op': 'add', 'path': '/hostname', 'value': self.host},
-                {'op': 'add', 'path': '/device_rp_uuid',
-                 'value': self.rp_uuid},
-                {'op': 'add', 'path': '/instance_uuid',
-                 'value': instance}]}, 202)
-            events = self.nova.wait_for(instance, 1, 60)
-            if not events or events[0]['status'] != 'completed':
-                raise RuntimeError('bind of %s: %s' % (arq, events))
-            bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
-                {'op': 'remove', 'path': path} for path in
-                ('/hostname', '/device_rp_uuid', '/instance_uuid')]}, 202)
-        finally:
-            bench.expect(client, 'DELETE',
-                         '/accelerator_requests?arqs=' + arq, None, 204)
-        return time.perf_counter() - start
-
-    def _run(self, deadline):
-        client = bench.Client(self.api)
-        while time.monotonic() < deadline:
-            try:
-                took = self.cycle(client)
-            except (RuntimeError, OSError,
-                    http.client.HTTPException) as e:
-                with self._lock:
-                    self.failures.append(str(e)[:240])
-                continue
-            with self._lock:
-                self.times.append(took)
-
-    def run(self, connections, duration):
-        self.times, self.failures = [], []
-        cpu = time.process_time()
-        start = time.monotonic()
-        threads = [threading.Thread(target=self._run,
-                                    args=(start + duration,))
-                   for _ in range(connections)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.monotonic() - start
-        ms = sorted(t * 1000 for t in self.times) or [0]
-        cuts = statistics.quantiles(ms, n=100) if len(ms) > 1 else ms * 99
-        for failure in sorted(set(self.failures))[:3]:
-            bench.log('  bind cycle failed: %s' % failure)
-        return {'c': connections, 'requests': len(self.times),
-                'rps': len(self.times) / wall,
-                'errors': len(self.failures), 'p50': cuts[49],
-                'p90': cuts[89], 'p99': cuts[98],
-                'mean': statistics.fmean(ms),
-                'load_cpu': (time.process_time() - cpu) / wall}
 
 
 # --- one shape --------------------------------------------------------------
@@ -335,8 +118,12 @@ def _seed(api):
     return body
 
 
-def measure(shape, nova, duration):
-    """Start ``shape``, seed it, load it, stop it: its figures."""
+def measure(shape, nova, duration, profile=None):
+    """Start ``shape``, seed it, load it, stop it: its figures.
+
+    :param profile: a directory where py-spy's flame graphs of each
+        service under the bind cycles go; None profiles nothing.
+    """
     bench.log('== %s: starting' % shape.name)
     try:
         shape.start()
@@ -346,11 +133,11 @@ def measure(shape, nova, duration):
         services = shape.services()
         calls = {}
         figures = {'calls': calls, 'list_body': listed}
-        with MemorySampler(services) as sampler:
-            figures['memory_rest'] = memory(services)
+        with compare_memory.MemorySampler(services) as sampler:
+            figures['memory_rest'] = compare_memory.memory(services)
             load(shape.api, calls, duration)
-            binds = BindCycles(shape.api, nova, 'bench-000', shape.host,
-                               rp_uuid)
+            binds = compare_load.BindCycles(shape.api, nova, 'bench-000',
+                                            shape.host, rp_uuid)
             # Before any other ARQ exists: the existing service's bind
             # reads every ARQ in the table (see _bind_beside_arqs).
             for connections in (1, 4):
@@ -358,6 +145,10 @@ def measure(shape, nova, duration):
                 bench.log('   %s' % key)
                 binds.run(connections, 2)  # warm-up
                 calls[key] = binds.run(connections, duration)
+                if profile:
+                    # Another run, not measured: sampling takes CPU.
+                    with _profiled(profile, shape, key, duration):
+                        binds.run(connections, duration)
             _bind_beside_arqs(shape.api, binds, calls, duration)
             _call(calls, 'create_arq', shape.api + '/accelerator_requests',
                   4, duration, 'POST',
@@ -365,9 +156,9 @@ def measure(shape, nova, duration):
             body = json.dumps([{'name': 'wrk-%d', 'groups': [GROUP]}])
             _call(calls, 'create_profile', shape.api + '/device_profiles',
                   4, duration, 'POST', body)
-        figures['memory'] = memory(services, sampler)
+        figures['memory'] = compare_memory.memory(services, sampler)
         for name, values in figures['memory'].items():
-            for key in MEASURES:
+            for key in compare_memory.MEASURES:
                 values[key] = figures['memory_rest'][name][key]
         del figures['memory_rest']
         return figures
@@ -375,10 +166,35 @@ def measure(shape, nova, duration):
         shape.stop()
 
 
+@contextlib.contextmanager
+def _profiled(directory, shape, key, duration):
+    """py-spy samples each service of ``shape`` for ``duration`` seconds.
+
+    Each service's processes and their children, to
+    ``<shape>-<service>-<key>.svg`` in ``directory``.
+    """
+    bench.log('   %s under py-spy' % key)
+    os.makedirs(directory, exist_ok=True)
+    recorders = []
+    for name, (pid, *_) in shape.services().items():
+        svg = os.path.join(directory,
+                           '%s-%s-%s.svg' % (shape.name, name, key))
+        recorders.append(subprocess.Popen(  # nosec B603 B607
+            ['py-spy', 'record', '--subprocesses', '--nonblocking',
+             '--duration', str(duration), '--output', svg,
+             '--pid', str(pid)], stdout=subprocess.DEVNULL))
+    try:
+        yield
+    finally:
+        for recorder in recorders:
+            recorder.wait()
+
+
 def _call(calls, key, url, connections, duration, method='GET', body=None):
     bench.log('   %s (c=%d)' % (key, connections))
-    wrk(url, connections, 1, method, body)  # warm-up
-    calls[key] = wrk(url, connections, duration, method, body)
+    compare_load.wrk(url, connections, 1, method, body)  # warm-up
+    calls[key] = compare_load.wrk(url, connections, duration, method,
+                                  body)
 
 
 def load(api, calls, duration):
@@ -491,7 +307,7 @@ def run(args):
 
     try:
         for shape in shapes:
-            figures = measure(shape, nova, args.duration)
+            figures = measure(shape, nova, args.duration, args.profile)
             listed = figures.pop('list_body')
             results['shapes'][shape.name] = figures
             save()
@@ -554,6 +370,10 @@ def main():
     parser.add_argument('--report', default=REPORT,
                         help='the reStructuredText file written (default '
                         'doc/source/contributor/performance_comparison.inc)')
+    parser.add_argument('--profile', metavar='DIR',
+                        help='also run each bind load once more under '
+                        'py-spy (pip install py-spy), writing a flame '
+                        'graph per service to DIR')
     parser.add_argument('--render', metavar='RESULTS',
                         help='only render a results.json of an earlier run')
     args = parser.parse_args()

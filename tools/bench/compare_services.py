@@ -28,9 +28,9 @@ import time
 import compare_report
 from keystoneauth1 import exceptions as ks_exceptions
 
-from cyborg.demo import nova_sim
-from cyborg.demo import placement
-from cyborg.demo import quickstart_demo
+from cyborg_quickstart import nova_sim
+from cyborg_quickstart import placement
+from cyborg_quickstart import quickstart_demo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -264,7 +264,7 @@ class Existing:
         bin_ = os.path.join(self.venv, 'bin')
         placement_url = 'http://127.0.0.1:%d' % self.ports['placement']
         self.processes.start('placement', [
-            sys.executable, '-m', 'cyborg.demo.placement', '--port',
+            sys.executable, '-m', 'cyborg_quickstart.placement', '--port',
             str(self.ports['placement']), '--db', 'sqlite:///%s' %
             os.path.join(self.state, 'placement.sqlite')])
         _wait_placement(placement_url, alive=self.processes.alive)
@@ -312,7 +312,7 @@ class Ours:
             ports += ['--%s-port' % service, str(self.ports[service])]
         # The quickstart of this tree, in this virtualenv.
         subprocess.run(  # nosec B603
-            [sys.executable, '-m', 'cyborg.demo.quickstart', '--state',
+            [sys.executable, '-m', 'cyborg_quickstart.quickstart', '--state',
              self.state] + list(args) + ports, check=True, cwd=ROOT,
             stdout=subprocess.DEVNULL)
 

@@ -48,12 +48,17 @@ import sqlalchemy as sa
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
-from cyborg.common import rpc  # noqa: E402
+from cyborg.common import process  # noqa: E402
+
+# As the services' entry points do, before the libraries load.
+process.use_native_threads()
+
+from cyborg.common import rpc  # noqa: E402,I202
 import cyborg.conf  # noqa: E402
 from cyborg.db import migration  # noqa: E402
-from cyborg.demo import placement  # noqa: E402
 from cyborg import objects  # noqa: E402
 from cyborg.tests.load import cluster  # noqa: E402
+from cyborg_quickstart import placement  # noqa: E402
 
 CONF = cyborg.conf.CONF
 

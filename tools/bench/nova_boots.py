@@ -22,11 +22,11 @@ Run it with the quickstart's virtualenv (``.venvs/cyborg``), Nova's
 (it makes, and at the end deletes, two RabbitMQ virtual hosts,
 ``<--vhost-prefix>-nova`` and ``-cyborg``) and 17.0.0's virtualenv with
 gunicorn (made on first use as compare.py makes it). For each service, on
-fresh databases, it starts:
+fresh databases, it starts (nova_boots_services.py):
 
 * the demo Placement of this tree and the real Glance (``.venvs/glance``,
   tools/setup-client-venvs.sh);
-* Nova 34 (:class:`cyborg.demo.nova.NovaServices`: nova-api, conductor,
+* Nova 34 (:class:`cyborg_quickstart.nova.NovaServices`: nova-api, conductor,
   scheduler, and nova-compute with the fake virt driver) on two compute
   hosts, ``bench-host`` and ``bench-host-2``: the fake accelerator driver
   of both services reports one card of 16 accelerators per host, and 20
@@ -69,234 +69,30 @@ import subprocess  # nosec B404
 import sys
 import threading
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
-from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
 import nova_boots_report as report  # noqa: E402
 
 try:
-    from cyborg.demo import glance  # noqa: E402
-    from cyborg.demo import nova  # noqa: E402
-    from cyborg.demo import placement  # noqa: E402
-    from cyborg.demo import quickstart  # noqa: E402
+    from cyborg_quickstart import nova  # noqa: E402
 
     import compare_services as bench  # noqa: E402
+    import nova_boots_services  # noqa: E402
 except ImportError as e:
     raise SystemExit('nova_boots.py runs in the quickstart\'s virtualenv: '
                      '.venvs/cyborg/bin/python tools/bench/nova_boots.py '
                      '(%s)' % e)
 
-#: The compute hosts; each is an agent's host and a compute node's name.
-HOSTS = (bench.HOST, bench.HOST + '-2')
 PROFILE = 'bench-fake-fpga'
 #: What both services' fake drivers report: FPGA with CUSTOM_FAKE_DEVICE.
 GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}
-ACCELERATORS_PER_HOST = 16
 PORT_NAMES = ('api', 'placement', 'glance', 'nova', 'neutron', 'keystone')
 POLL = 0.25
-#: Where 17.0.0's API is mounted.
-PREFIX = '/accelerator'
 log = bench.log
-
-
-# --- RabbitMQ ---------------------------------------------------------------
-
-def _rabbitmqctl(*args):
-    # The broker's own command, to make and drop our virtual hosts.
-    return subprocess.run(  # nosec B603 B607
-        ('rabbitmqctl', '-q') + args, capture_output=True,
-        timeout=60).returncode
-
-
-def fresh_vhost(base_url, name):
-    """An empty virtual host ``name``: its transport URL."""
-    _rabbitmqctl('delete_vhost', name)
-    if _rabbitmqctl('add_vhost', name) or _rabbitmqctl(
-            'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'):
-        raise SystemExit('cannot make RabbitMQ virtual host %s' % name)
-    return urllib.parse.urlsplit(base_url)._replace(
-        path='/' + name).geturl()
-
-
-# --- the services -----------------------------------------------------------
-
-def _agent_conf(state, host, ours):
-    """The config file that makes an agent serve ``host``."""
-    path = os.path.join(state, 'agent-%s.conf' % host)
-    lines = ['[DEFAULT]', 'host = %s' % host]
-    if ours:
-        lines += ['[agent]', 'resource_provider_name = %s' % host]
-    with open(path, 'w') as f:
-        f.write('\n'.join(lines) + '\n')
-    return path
-
-
-class Existing(bench.Existing):
-    """17.0.0 as compare.py runs it, an agent per host, the real Nova.
-
-    Its ``[nova]`` is the ``nova`` port: the real nova-api here. Placement
-    and Nova are the :class:`Cloud`'s, so nothing registers the hosts. Its
-    API is served under ``/accelerator``, as devstack's uwsgi mounts it:
-    its version documents link to ``<host>/accelerator/v2`` whatever the
-    mount, and Nova's SDK adapter follows that link. Nova's requests get
-    the roles Keystone would give them (tools/bench/legacy_nova_wsgi.py).
-    """
-
-    def __init__(self, state, ports, rabbit, venv):
-        super().__init__(state, ports, rabbit, venv)
-        self.api = 'http://127.0.0.1:%d%s/v2' % (ports['api'], PREFIX)
-
-    def start(self):
-        conf = self.prepare()
-        self.create_schema(conf)
-        bin_ = os.path.join(self.venv, 'bin')
-        self.processes.start('conductor',
-                             [os.path.join(bin_, 'cyborg-conductor')] + conf)
-        for host in HOSTS:
-            self.processes.start('agent-' + host, [
-                os.path.join(bin_, 'cyborg-agent')] + conf + [
-                '--config-file', _agent_conf(self.state, host, False)])
-        self.processes.start('api', [
-            os.path.join(bin_, 'gunicorn')] + bench.GUNICORN + [
-            '--bind', '127.0.0.1:%d' % self.ports['api'],
-            '--chdir', self.state, '--pythonpath', HERE,
-            'legacy_nova_wsgi:application'],
-            env=dict(os.environ, CYBORG_BENCH_CONFIG=conf[1],
-                     SCRIPT_NAME=PREFIX))
-
-
-class Ours:
-    """Cyborg configured as the quickstart's ``--rabbit`` shape.
-
-    The quickstart's config file, then one that enables the fake driver
-    only, then one per agent naming its host.
-    """
-
-    name = 'ours'
-
-    def __init__(self, state, ports, rabbit):
-        self.state = state
-        self.rabbit = rabbit
-        self.api = 'http://127.0.0.1:%d/v2' % ports['api']
-        self.quickstart = quickstart.Quickstart(state, ports)
-        self.processes = bench._Processes(os.path.join(state, 'logs'))
-
-    def start(self):
-        shutil.rmtree(self.state, ignore_errors=True)
-        os.makedirs(self.state)
-        self.quickstart.prepare(self.rabbit)
-        fake = os.path.join(self.state, 'fake-driver.conf')
-        with open(fake, 'w') as f:
-            f.write('[agent]\nenabled_drivers = fake_driver\n')
-        conf = ['--config-file', self.quickstart.conf, '--config-file', fake]
-
-        def console(module):
-            return [sys.executable, '-c', 'import sys; from cyborg.cmd.%s '
-                    'import main; sys.exit(main())' % module] + conf
-        # This tree's programs, as the quickstart runs them.
-        subprocess.run(console('dbsync') + ['upgrade'],  # nosec B603
-                       check=True, capture_output=True, cwd=ROOT)
-        self.processes.start('conductor', console('conductor'))
-        for host in HOSTS:
-            self.processes.start('agent-' + host, console('agent') + [
-                '--config-file', _agent_conf(self.state, host, True)])
-        self.processes.start('api', console('api'))
-
-    def alive(self):
-        self.processes.alive()
-
-    def stop(self):
-        self.processes.stop()
-
-
-class Cloud:
-    """Placement, the image service and Nova with two compute hosts."""
-
-    def __init__(self, state, ports, nova_rabbit, nova_venv, cyborg_url):
-        self.state = state
-        self.placement_url = 'http://127.0.0.1:%d' % ports['placement']
-        self.glance = glance.Glance(os.path.join(state, 'glance'),
-                                    ports['glance'], quickstart.GLANCE_VENV)
-        self.ports = ports
-        self.processes = bench._Processes(os.path.join(state, 'logs'))
-        self.nova = nova.NovaServices(
-            os.path.join(state, 'nova'), nova_venv,
-            {'api': ports['nova'], 'neutron': ports['neutron']},
-            self.placement_url, cyborg_url, self.glance.url, nova_rabbit,
-            HOSTS[0])
-        self.nova_processes = bench._Processes(self.nova.path('logs'))
-        self.image = None
-
-    def alive(self):
-        self.processes.alive()
-        self.nova_processes.alive()
-
-    def start(self):
-        self.glance.start()
-        self.image = glance.upload(self.glance.client(), b'a bench disk',
-                                   'bench-disk')
-        self.processes.start('placement', [
-            sys.executable, '-m', 'cyborg.demo.placement', '--port',
-            str(self.ports['placement']), '--db', 'sqlite:///%s' %
-            os.path.join(self.state, 'placement.sqlite')])
-        os.makedirs(self.nova.state, exist_ok=True)
-        self.nova.setup()
-        bench._wait_placement(self.placement_url, alive=self.alive)
-        for name, argv in self.nova.commands():
-            self.nova_processes.start(name, argv, env=self.nova.env())
-        # The second host: its own name, node and state (the node's id).
-        second = self.nova.path('compute-2')
-        os.makedirs(second, exist_ok=True)
-        conf = os.path.join(second, 'nova.conf')
-        with open(conf, 'w') as f:
-            f.write('[DEFAULT]\nhost = %s\nstate_path = %s\n' % (
-                HOSTS[1], second))
-        self.nova_processes.start('nova-compute-2', [
-            os.path.join(self.nova.venv, 'bin', 'python'),
-            self.nova.path('nova_runner.py'), 'compute', '--config-file',
-            self.nova.conf, '--config-file', conf], env=dict(
-                self.nova.env(), CYBORG_NOVA_NODENAME=HOSTS[1],
-                CYBORG_NOVA_RECORDS=os.path.join(second, 'records.jsonl')))
-        compute = self.nova.adapter()
-
-        def both():
-            try:
-                return len(compute.get('/os-hypervisors').json().get(
-                    'hypervisors', [])) == len(HOSTS)
-            except ks_exceptions.ConnectionError:
-                return False  # not listening yet
-        bench.wait('both compute nodes in Nova', both, 300, self.alive)
-        # Maps them to cell1.
-        self.nova.wait_for_compute()
-
-    def stop(self):
-        self.nova_processes.stop()
-        self.processes.stop()
-        self.glance.stop()
-
-
-def _wait_devices(placement_url, alive, timeout=300):
-    """Wait for a card under each compute node with all its accelerators."""
-    adapter = placement.adapter(placement_url, '1.18')
-
-    def cards():
-        found = 0
-        for rp in adapter.get('/resource_providers', params={
-                'required': 'CUSTOM_FAKE_DEVICE'}).json().get(
-                    'resource_providers', []):
-            inventory = adapter.get('/resource_providers/%s/inventories' %
-                                    rp['uuid']).json()['inventories']
-            if (rp['parent_provider_uuid'] and inventory.get(
-                    'FPGA', {}).get('total') == ACCELERATORS_PER_HOST):
-                found += 1
-        return found == len(HOSTS)
-    bench.wait('the fake cards of %s in Placement' % ', '.join(HOSTS),
-               cards, timeout, alive)
 
 
 def _no_quota(compute):
@@ -486,16 +282,20 @@ def run_service(name, args, ports):
     shutil.rmtree(state, ignore_errors=True)
     os.makedirs(state)
     prefix = args.vhost_prefix
-    nova_rabbit = fresh_vhost(args.rabbit, prefix + '-nova')
-    cyborg_rabbit = fresh_vhost(args.rabbit, prefix + '-cyborg')
+    nova_rabbit = nova_boots_services.fresh_vhost(args.rabbit,
+                                                  prefix + '-nova')
+    cyborg_rabbit = nova_boots_services.fresh_vhost(args.rabbit,
+                                                    prefix + '-cyborg')
     if name == 'existing':
-        service = Existing(os.path.join(state, 'cyborg'), ports,
-                           cyborg_rabbit, args.existing_venv)
+        service = nova_boots_services.Existing(
+            os.path.join(state, 'cyborg'), ports, cyborg_rabbit,
+            args.existing_venv)
     else:
-        service = Ours(os.path.join(state, 'cyborg'), ports, cyborg_rabbit)
+        service = nova_boots_services.Ours(os.path.join(state, 'cyborg'),
+                                           ports, cyborg_rabbit)
     api = service.api
-    cloud = Cloud(os.path.join(state, 'cloud'), ports, nova_rabbit,
-                  args.nova_venv, api)
+    cloud = nova_boots_services.Cloud(os.path.join(state, 'cloud'), ports,
+                                      nova_rabbit, args.nova_venv, api)
     load = {'before': os.getloadavg()}
     try:
         log('== %s: Placement, the image service and Nova %s' % (
@@ -510,7 +310,7 @@ def run_service(name, args, ports):
         client = bench.Client(api)
         bench.wait('the accelerator API', lambda: client.call(
             'GET', '/device_profiles')[0] == 200, 120, alive)
-        _wait_devices(cloud.placement_url, alive)
+        nova_boots_services.wait_devices(cloud.placement_url, alive)
         bench.expect(client, 'POST', '/device_profiles', [
             {'name': PROFILE, 'groups': [GROUP]}], 201)
         flavor = _flavor(cloud.nova.adapter())
@@ -523,7 +323,7 @@ def run_service(name, args, ports):
         service.stop()
         cloud.stop()
         for vhost in ('-nova', '-cyborg'):
-            _rabbitmqctl('delete_vhost', prefix + vhost)
+            nova_boots_services.rabbitmqctl('delete_vhost', prefix + vhost)
     return results, load
 
 
@@ -546,7 +346,7 @@ def run(args):
         'commit': _commit(),
         'machine': {'cpus': os.cpu_count(), 'python': platform.
                     python_version()},
-        'nova': nova.NOVA_VERSION, 'hosts': list(HOSTS),
+        'nova': nova.NOVA_VERSION, 'hosts': list(nova_boots_services.HOSTS),
         'device_profile': GROUP, 'samples': args.samples,
         'cyborg_wait_from': 'nova-conductor "Calling Cyborg to get ARQs" '
                             'to the last accelerator-request-bound event '
@@ -597,9 +397,11 @@ def main():
         with open(args.render) as f:
             results = json.load(f)
     else:
-        if max(args.concurrency) > ACCELERATORS_PER_HOST * len(HOSTS):
-            parser.error('at most %d accelerators: one boot each' % (
-                ACCELERATORS_PER_HOST * len(HOSTS)))
+        accelerators = (nova_boots_services.ACCELERATORS_PER_HOST *
+                        len(nova_boots_services.HOSTS))
+        if max(args.concurrency) > accelerators:
+            parser.error('at most %d accelerators: one boot each' %
+                         accelerators)
         signal.signal(signal.SIGTERM, _terminate)
         os.makedirs(args.state, exist_ok=True)
         results = run(args)

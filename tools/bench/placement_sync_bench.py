@@ -34,11 +34,11 @@ from cyborg.conductor import inventory
 from cyborg.conductor import placement_sync
 import cyborg.conf
 from cyborg import context
-from cyborg.demo import placement
-from cyborg.demo import sysfs
 from cyborg.drivers import base as drivers_base
 from cyborg import objects
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import sysfs
+from cyborg_quickstart import placement
 
 CONF = cyborg.conf.CONF
 HOST = 'bench-host'

@@ -14,7 +14,7 @@
 import pecan
 from webob import exc
 
-from cyborg.api.controllers import base
+from cyborg.api.controllers import links
 from cyborg.api.controllers import v2
 from cyborg.api import microversion
 
@@ -39,7 +39,7 @@ class RootController:
 
     @index.when(method='GET', template='json')
     def index_get(self):
-        version = version_document('v2', base.base_url() + '/v2')
+        version = version_document('v2', links.base_url() + '/v2')
         return {'name': NAME, 'description': DESCRIPTION,
                 'versions': [version], 'default_version': version}
 

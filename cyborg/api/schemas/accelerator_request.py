@@ -47,12 +47,13 @@ list_query = {
     'bind_state': {'type': 'string', 'enum': [RESOLVED]},
 }
 
-list_query_2_4 = {
+#: The filters that came with paging.
+list_query_since = {microversion.PAGING: {
     # A state no ARQ is in lists nothing.
     'state': parameter_types.non_empty_string,
     'hostname': parameter_types.hostname,
     'device_rp_uuid': parameter_types.uuid,
-}
+}}
 
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'state', 'hostname',
              'instance_uuid', 'device_profile_group_id')

@@ -11,6 +11,7 @@
 # under the License.
 """Attribute requests: create body and list filters."""
 
+from cyborg.api import microversion
 from cyborg.api.schemas import parameter_types
 
 # The integer id of a deployable (as listed) or its UUID; clients send
@@ -50,14 +51,14 @@ list_query = {
     'key': parameter_types.non_empty_string,
 }
 
-#: From 2.7 the filter takes a deployable's UUID too, which deployables
-#: show (they do not show their id).
-list_query_2_7 = {
+#: Since objects are named by UUID the filter takes a deployable's UUID
+#: too, which deployables show (they do not show their id).
+list_query_since = {microversion.NAMED_OBJECTS: {
     'deployable_id': {
         'anyOf': [parameter_types.db_id_string, parameter_types.uuid],
         'description_for_errors': 'must be the id or the UUID of a '
                                   'deployable'},
-}
+}}
 
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'key', 'deployable_id')
 

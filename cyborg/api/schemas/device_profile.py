@@ -266,14 +266,26 @@ response = parameter_types.resource({
 }, since=('enabled',))
 
 
+#: A time as openstack-cyborg 17.0.0 wrote a profile's, and the API does
+#: before microversion 2.6: Python's ``isoformat(' ')``.
+SPACED_TIME = ('^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}'
+               '(\\.[0-9]+)?([+-][0-9]{2}:[0-9]{2})?$')
+
+
 def _shown_alone(profile):
     """The schema ``profile``, its times as a profile shown alone has them."""
     shown = copy.deepcopy(profile)
     for name in ('created_at', 'updated_at'):
-        shown['properties'][name] = dict(
-            shown['properties'][name],
-            description='Before microversion 2.6 with a space instead of '
-                        'the T between the date and the time.')
+        time = shown['properties'][name]
+        shown['properties'][name] = {
+            'type': time['type'],
+            'description': 'From microversion 2.6 an RFC 3339 date-time; '
+                           'before, as openstack-cyborg 17.0.0 wrote it, '
+                           'with a space instead of the T between the date '
+                           'and the time.',
+            'anyOf': [{'type': 'string', 'format': 'date-time'},
+                      {'type': 'string', 'pattern': SPACED_TIME}]
+            + ([{'type': 'null'}] if 'null' in time['type'] else [])}
     return shown
 
 

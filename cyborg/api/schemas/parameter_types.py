@@ -98,19 +98,20 @@ def paging_query(sort_keys):
             'additionalProperties': False}
 
 
-def list_query(version, properties, sort_keys, properties_2_4=None,
-               properties_2_7=None):
+def list_query(version, properties, sort_keys, since=None):
     """The query string schema of a list at ``version``.
 
-    ``properties_2_4`` and ``properties_2_7`` add parameters (or replace
-    them) from those microversions.
+    ``since`` maps a microversion (named for what it allows, see
+    :mod:`cyborg.api.microversion`) to the parameters it adds, or
+    replaces; from :data:`~cyborg.api.microversion.PAGING` a list takes
+    the paging parameters too.
     """
     props = copy.deepcopy(properties)
     if version >= microversion.PAGING:
         props.update(paging(sort_keys))
-        props.update(properties_2_4 or {})
-    if version >= microversion.NAMED_OBJECTS:
-        props.update(properties_2_7 or {})
+    for gate, added in sorted((since or {}).items()):
+        if version >= gate:
+            props.update(added)
     return {'type': 'object', 'properties': props,
             'additionalProperties': False}
 

@@ -35,9 +35,6 @@ from cyborg.common import rpc
 from cyborg.conductor import rpcapi
 from cyborg import context
 from cyborg.db import api as db_api
-from cyborg.demo import nova_events
-from cyborg.demo import privsep as demo_privsep
-from cyborg.demo import sysfs
 from cyborg.objects import accelerator_request as arq_obj
 from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import deployable as deployable_obj
@@ -46,6 +43,10 @@ from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 from cyborg.tests.functional.db import test_concurrency
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import privsep_helper
+from cyborg.tests import sysfs
+from cyborg_quickstart import nova_events
 
 #: The cards of a simulated host (by default), each with VFS virtual
 #: functions.
@@ -79,7 +80,7 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
         super().setUp()
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.ctx = context.get_admin_context()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         # Restarted on its port in the fault tests: one of the tests' own.
         self.nova = nova_events.EventReceiver(
             port=functional.free_ports(1)[0]).start()
@@ -210,7 +211,7 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
                       'placement_wait_interval': 1,
                       'resource_provider_name': self.nodes[host],
                       'enable_hotplug_monitor': 'false'},
-        }, sections), demo_privsep.config_lines(
+        }, sections), privsep_helper.config_lines(
             os.path.join(self.tmp, host + '.conf')))
 
     def start_api(self, port=None):

@@ -31,12 +31,14 @@ from cyborg.clients import placement
 from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg.db import migration
-from cyborg.demo import server as demo_server
 from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import functional
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import server as demo_server
 
 GROUP = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 
@@ -88,7 +90,7 @@ class TestAudit(base.TestCase):
             db_api.main_context_manager, facade))
         migration.upgrade('head', engine=db_api.get_engine())
         self.ctx = self.admin_context
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.direct = self.placement.adapter()
         self.host = self.placement.hostname
         self.servers = _Servers()
@@ -96,6 +98,18 @@ class TestAudit(base.TestCase):
                                                name='nova-servers').start()
         self.addCleanup(self.nova.stop)
         self.conf_file = '%s/cyborg.conf' % state
+        # --heal asks a conductor, here one in this process on RabbitMQ.
+        vhost = 'cyborg-audit-%s' % uuidutils.generate_uuid()[:12]
+        self.transport_url = functional.vhost(vhost)
+        if self.transport_url is None:
+            self.skipTest('needs rabbitmqctl to give the test a virtual '
+                          'host')
+        self.addCleanup(functional.rabbitmqctl, 'delete_vhost', vhost)
+        self.useFixture(cyborg_fixtures.RPC(self.transport_url))
+        openstack_fixtures.use_admin_token(self, 'nova', self.nova.url,
+                                           'admin')
+        self.conf.config(placement_max_retries=0, group='conductor')
+        self.useFixture(cyborg_fixtures.Conductor())
         self._write_conf(state, self.nova.url)
         self.compute_rp = self._post_provider(self.host)
         self._put_inventory(self.compute_rp, 'VCPU', 8)
@@ -104,7 +118,8 @@ class TestAudit(base.TestCase):
 
     def _write_conf(self, state, nova_url):
         with open(self.conf_file, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\n' % state)
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = %s\n'
+                    % (state, self.transport_url))
             f.write('[conductor]\nplacement_max_retries = 0\n')
             f.write('[placement]\n%s\n' % '\n'.join(
                 '%s = %s' % kv for kv in sorted(self.placement.conf.items())))
@@ -396,3 +411,18 @@ class TestAudit(base.TestCase):
         self.assertEqual(2, table.returncode)
         self.assertIn('Nova not checked: [nova]\'s user may not list every '
                       'project\'s servers', table.stdout)
+
+    def test_heal_needs_a_conductor_on_the_bus(self):
+        # The all-in-one's fake:// reaches no conductor from another
+        # process: --heal says so at once and changes nothing.
+        seeded = self._seed()
+        with open(self.conf_file) as f:
+            conf = f.read().replace(self.transport_url, 'fake://')
+        with open(self.conf_file, 'w') as f:
+            f.write(conf)
+        result = self._manage('--heal')
+        self.assertEqual(2, result.returncode, result.stderr)
+        self.assertIn('--heal asks a conductor over the message bus',
+                      result.stderr)
+        self.assertEqual(states.BOUND, db_api.get(
+            self.ctx, 'accelerator_request', seeded['orphan'].uuid).state)

@@ -11,11 +11,11 @@
 # under the License.
 """The devstack plugin gives each agent a broker virtual host and user.
 
-Run as ``test_devstack_plugin.py`` runs the plugin, with its stand-ins;
+Run as :mod:`devstack_plugin` runs the plugin, with its stand-ins;
 ``rabbitmqctl`` is one of them.
 """
 
-from cyborg.tests.functional import test_devstack_plugin as plugin
+from cyborg.tests.functional import devstack_plugin as plugin
 
 VHOST_URL = 'rabbit://cyborg-compute-1:service-secret@192.0.2.10:5672/' \
     'cyborg-compute-1'

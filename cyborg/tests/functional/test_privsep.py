@@ -25,13 +25,13 @@ import warnings
 
 import fixtures
 
-from cyborg.demo import privsep as demo_privsep
 from cyborg.drivers import fpga
 from cyborg.drivers import mdev
 from cyborg import exception
 from cyborg import privsep
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import privsep_helper
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 
 GPU = '0000:3b:00.0'
@@ -74,7 +74,7 @@ class TestPrivsepDaemons(base.TestCase):
             ('nvidia_gpu', GPU, dict(mdev_types={'nvidia-222': 4}))])).tree
         # The tool reports the process that ran it, and exits with the
         # status the bitstream file names.
-        self.tool = self.useFixture(cyborg_fixtures.StandInTool(
+        self.tool = self.useFixture(stand_ins.StandInTool(
             'fpgaconf', 'import os; print(os.getppid(), file=sys.stderr); '
                         'sys.exit(int(open(args[-1]).read()))'))
         self.conf.config(fpgaconf_path=self.tool.path, group='fpga')
@@ -93,10 +93,10 @@ class TestPrivsepDaemons(base.TestCase):
                 '[agent]', 'sysfs_root = %s' % self.tree.root,
                 '[fpga]', 'fpgaconf_path = %s' % fpgaconf_path,
                 '[glance]', 'download_dir = %s' % self.downloads, ''] +
-                demo_privsep.config_lines(conf_file)))
+                privsep_helper.config_lines(conf_file)))
         for context, _caps in privsep.CONTEXTS:
             self.conf.config(
-                helper_command=demo_privsep.helper_command(conf_file),
+                helper_command=privsep_helper.helper_command(conf_file),
                 group=context.cfg_section)
 
     def test_mdev_written_by_the_sysfs_daemon(self):

@@ -13,7 +13,7 @@
 
 One agent process per host is too heavy for a test machine, so the
 hosts' agents are played by this module: the real drivers discover one
-simulated host (a sysfs tree of :mod:`cyborg.demo.sysfs`), and each host
+simulated host (a sysfs tree of :mod:`cyborg.tests.sysfs`), and each host
 sends that report under its own name over the conductor's RPC API, after
 asking for its compute node provider, as ``cyborg-agent`` does at start.
 The conductors, the database and Placement see what agents would send.
@@ -26,9 +26,9 @@ from cyborg.agent import resource_tracker
 from cyborg.conductor import rpcapi
 import cyborg.conf
 from cyborg import context as cyborg_context
-from cyborg.demo import sysfs
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
+from cyborg.tests import sysfs
 
 CONF = cyborg.conf.CONF
 

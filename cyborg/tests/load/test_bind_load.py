@@ -54,8 +54,6 @@ from cyborg.common import rpc
 from cyborg.conductor import rpcapi
 from cyborg import context
 from cyborg.db import api as db_api
-from cyborg.demo import nova_events
-from cyborg.demo import placement as placement_demo
 from cyborg.objects import device_profile
 from cyborg import states
 from cyborg.tests import base
@@ -63,6 +61,8 @@ from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 from cyborg.tests.functional.db import test_concurrency
 from cyborg.tests.load import cluster
+from cyborg_quickstart import nova_events
+from cyborg_quickstart import placement as placement_demo
 
 #: 1,000 instances on 50 hosts under ``tox -e load`` and in the
 #: performance guide; a quarter of that, with as many instances for each
@@ -132,7 +132,7 @@ class _BindLoad:
         self.access_log = os.path.join(self.tmp, 'placement-access.log')
         (port,) = functional.free_ports(1)
         placement = cyborg_fixtures.ServiceProcess(
-            [sys.executable, '-m', 'cyborg.demo.placement', '--port',
+            [sys.executable, '-m', 'cyborg_quickstart.placement', '--port',
              str(port), '--db', 'sqlite:///' + os.path.join(
                  self.tmp, 'placement.sqlite'),
              '--access-log', self.access_log],
@@ -266,7 +266,7 @@ class _BindLoad:
         self.assertEqual([('accelerator-request-bound', arq['uuid'],
                            'completed')],
                          [(e['name'], e['tag'], e['status'])
-                          for e in events])
+                          for e in events], self._logged(arq['uuid']))
         (bound,) = self._call(http, 'get', '/accelerator_requests', 200,
                               params={'instance': instance,
                                       'bind_state': 'resolved'})['arqs']
@@ -291,6 +291,15 @@ class _BindLoad:
                        params={'instance': instance})
         response = rp.delete('/allocations/%s' % instance)
         self.assertEqual(204, response.status_code, response.text)
+
+    def _logged(self, arq_uuid):
+        """The lines of the conductors' logs that name an ARQ."""
+        lines = []
+        for index in range(2):
+            path = os.path.join(self.tmp, 'conductor-%d.log' % index)
+            with open(path) as f:
+                lines.extend(line for line in f if arq_uuid in line)
+        return ''.join(lines)
 
     def _call(self, http, method, path, status, **kwargs):
         response = http.request(method, self.api_url + path, timeout=60,

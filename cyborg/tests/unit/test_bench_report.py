@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The report of tools/bench/compare.py, rendered from given figures, and
-its memory figures."""
+its memory figures (tools/bench/compare_memory.py)."""
 
 import importlib.util
 import os
@@ -26,7 +26,7 @@ from cyborg.tests import base
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 REPORT = ROOT / 'tools' / 'bench' / 'compare_report.py'
-COMPARE = ROOT / 'tools' / 'bench' / 'compare.py'
+MEMORY = ROOT / 'tools' / 'bench' / 'compare_memory.py'
 
 
 def _module(path=REPORT):
@@ -172,7 +172,7 @@ class TestCompareReport(base.TestCase):
 class TestCompareMemory(base.TestCase):
 
     def test_pss_counts_pages_of_forked_processes_once(self):
-        compare = _module(COMPARE)
+        compare_memory = _module(MEMORY)
         # 64 MiB written before the fork: resident in both processes.
         proc = subprocess.Popen(  # nosec B603
             [sys.executable, '-c', 'import os, sys, time\n'
@@ -185,7 +185,7 @@ class TestCompareMemory(base.TestCase):
         self.addCleanup(os.killpg, proc.pid, signal.SIGKILL)
         self.addCleanup(proc.stdout.close)
         self.assertEqual('forked\n', proc.stdout.readline())
-        figures = compare.memory({'service': [proc.pid]})
+        figures = compare_memory.memory({'service': [proc.pid]})
         service = figures['service']
         self.assertEqual(service, figures['all'])
         self.assertEqual({'rest', 'pss_rest'}, set(service))

@@ -37,8 +37,9 @@ from cyborg.policies import device_profile as profile_rules
 from cyborg import policy
 from cyborg.tests import base
 from cyborg.tests import fixtures
+from cyborg.tests import openstack_fixtures
 
-VENV = fixtures.VENVS / 'openstack-cyborg-17.0.0'
+VENV = openstack_fixtures.VENVS / 'openstack-cyborg-17.0.0'
 SCRIPT = pathlib.Path(__file__).with_name('cyborg17_policy_report.py')
 
 PROJECT = 'project-a'

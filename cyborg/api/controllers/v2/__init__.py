@@ -50,13 +50,16 @@ device profiles need microversion 2.5)::
 import pecan
 from webob import exc
 
-from cyborg.api.controllers import base
+from cyborg.api.controllers import links
 from cyborg.api.controllers.v2 import accelerator_request
 from cyborg.api.controllers.v2 import attribute
 from cyborg.api.controllers.v2 import deployable
 from cyborg.api.controllers.v2 import device
 from cyborg.api.controllers.v2 import device_profile
 from cyborg.api import openapi
+import cyborg.conf
+
+CONF = cyborg.conf.CONF
 
 
 class Controller:
@@ -79,7 +82,7 @@ class Controller:
 
     @index.when(method='GET', template='json')
     def index_get(self):
-        return self._version_document('v2.0', base.base_url() + '/v2/')
+        return self._version_document('v2.0', links.base_url() + '/v2/')
 
     @pecan.expose(generic=True, template='json', route='openapi.json')
     def openapi(self):
@@ -88,7 +91,8 @@ class Controller:
     @openapi.when(method='GET', template='json')
     def openapi_get(self):
         """The OpenAPI description of the API (public)."""
-        return openapi.document(base.base_url())
+        return openapi.document(
+            links.base_url(), token=CONF.api.auth_strategy != 'noauth')
 
     @pecan.expose()
     def _lookup(self, collection, *remainder):

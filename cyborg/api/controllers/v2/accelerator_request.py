@@ -20,6 +20,9 @@ from wsme import types as wtypes
 
 from cyborg.api import auth
 from cyborg.api.controllers import base
+from cyborg.api.controllers import collection
+from cyborg.api.controllers import links
+from cyborg.api.controllers import resource
 from cyborg.api import microversion
 from cyborg.api.schemas import accelerator_request as schema
 from cyborg.api.schemas import parameter_types
@@ -40,7 +43,7 @@ _NO_HANDLE = {'attach_handle_type': '', 'attach_handle_uuid': None,
               'attach_handle_info': {}}
 
 
-class AcceleratorRequest(base.Resource):
+class AcceleratorRequest(resource.Resource):
     """An accelerator request as the API shows it.
 
     Before 2.6 only a Bound ARQ shows its attach handle, as the releases
@@ -59,10 +62,10 @@ class AcceleratorRequest(base.Resource):
     project_id = wtypes.text
     attach_handle_type = wtypes.text
     attach_handle_uuid = wtypes.text
-    attach_handle_info = base.StringDict
-    links = [base.Link]
-    created_at = base.Timestamp
-    updated_at = base.Timestamp
+    attach_handle_info = resource.StringDict
+    links = [links.Link]
+    created_at = resource.Timestamp
+    updated_at = resource.Timestamp
 
     @classmethod
     def render(cls, obj, version, url=None, **extra):
@@ -109,7 +112,7 @@ def _check_resolved(ctx, instance):
         raise exception.AcceleratorRequestsUnresolved(instance=instance)
 
 
-class AcceleratorRequestsController(base.CollectionController):
+class AcceleratorRequestsController(collection.CollectionController):
 
     resource = AcceleratorRequest
     object_class = ARQ
@@ -117,7 +120,7 @@ class AcceleratorRequestsController(base.CollectionController):
     list_rule = rules.GET_ALL
     show_rule = rules.GET_ONE
     query = schema.list_query
-    query_2_4 = schema.list_query_2_4
+    query_since = schema.list_query_since
     sort_keys = schema.SORT_KEYS
 
     def _find(self, ctx, ident):
@@ -169,7 +172,12 @@ class AcceleratorRequestsController(base.CollectionController):
 
     @pecan.expose('json')
     def patch(self, uuid=None):
-        """Bind or unbind ARQs; 202, the work goes on in the background."""
+        """Bind or unbind ARQs; 202.
+
+        A bind that needs nothing but a PCI function is done when this
+        answers; one that programs or makes an mdev goes on in the
+        background.
+        """
         ctx = base.context()
         if uuid is not None and base.version() >= microversion.PATCH_ONE:
             body = {uuid.lower(): validation.body(pecan.request,

@@ -16,6 +16,9 @@ import pecan
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api.controllers import collection
+from cyborg.api.controllers import links
+from cyborg.api.controllers import resource
 from cyborg.api.schemas import attribute as schema
 from cyborg.api.schemas import parameter_types
 from cyborg.api import validation
@@ -27,7 +30,7 @@ from cyborg import policy
 COLLECTION = 'attributes'
 
 
-class Attribute(base.Resource):
+class Attribute(resource.Resource):
     """An attribute as the API shows it."""
 
     _collection = COLLECTION
@@ -36,9 +39,9 @@ class Attribute(base.Resource):
     deployable_id = int
     key = wtypes.text
     value = wtypes.text
-    created_at = base.Timestamp
-    updated_at = base.Timestamp
-    links = [base.Link]
+    created_at = resource.Timestamp
+    updated_at = resource.Timestamp
+    links = [links.Link]
 
 
 def _deployable_id(ctx, ref):
@@ -48,7 +51,7 @@ def _deployable_id(ctx, ref):
     return int(ref)
 
 
-class AttributesController(base.CollectionController):
+class AttributesController(collection.CollectionController):
 
     resource = Attribute
     object_class = attribute_obj.Attribute
@@ -56,7 +59,7 @@ class AttributesController(base.CollectionController):
     list_rule = rules.GET_ALL
     show_rule = rules.GET_ONE
     query = schema.list_query
-    query_2_7 = schema.list_query_2_7
+    query_since = schema.list_query_since
     sort_keys = schema.SORT_KEYS
 
     def _filters(self, ctx, params):

@@ -17,6 +17,9 @@ from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api.controllers import collection
+from cyborg.api.controllers import links
+from cyborg.api.controllers import resource
 from cyborg.api.controllers.v2 import device as device_api
 from cyborg.api import microversion
 from cyborg.api.schemas import deployable as schema
@@ -31,7 +34,7 @@ from cyborg import policy
 COLLECTION = 'deployables'
 
 
-class Deployable(base.Resource):
+class Deployable(resource.Resource):
     """A deployable as the API shows it.
 
     ``name`` is the name of its resource provider, ``<host>_<name>``, as
@@ -53,16 +56,16 @@ class Deployable(base.Resource):
     name = wtypes.text
     num_accelerators = int
     device_id = int
-    attributes_list = base.ListOfStringDicts
+    attributes_list = resource.ListOfStringDicts
     rp_uuid = wtypes.text
     driver_name = wtypes.text
     bitstream_id = wtypes.text
     health = wtypes.text
     health_reasons = [wtypes.text]
     quarantined = bool
-    links = [base.Link]
-    created_at = base.Timestamp
-    updated_at = base.Timestamp
+    links = [links.Link]
+    created_at = resource.Timestamp
+    updated_at = resource.Timestamp
 
 
 def _devices(ctx, filters):
@@ -71,7 +74,7 @@ def _devices(ctx, filters):
             for device in device_obj.Device.list(ctx, filters=filters)}
 
 
-class DeployablesController(base.CollectionController):
+class DeployablesController(collection.CollectionController):
 
     resource = Deployable
     object_class = deployable_obj.Deployable
@@ -116,7 +119,7 @@ class DeployablesController(base.CollectionController):
             devices = _devices(ctx, filters={
                 'id': sorted({d.device_id for d in deployables})})
         version = base.version()
-        url = base.base_url()
+        url = links.base_url()
         result = []
         for deployable in deployables:
             attributes_list = attributes.get(deployable.id, [])

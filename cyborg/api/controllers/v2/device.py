@@ -16,6 +16,9 @@ from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api.controllers import collection
+from cyborg.api.controllers import links
+from cyborg.api.controllers import resource
 from cyborg.api import microversion
 from cyborg.api.schemas import device as schema
 from cyborg.api.schemas import parameter_types
@@ -49,7 +52,7 @@ def health_view(device):
             'quarantined': device.quarantined_at is not None}
 
 
-class Device(base.Resource):
+class Device(resource.Resource):
     """A device as the API shows it; ``status`` from 2.3, health from 2.9."""
 
     _collection = COLLECTION
@@ -69,12 +72,12 @@ class Device(base.Resource):
     health = wtypes.text
     health_reasons = [wtypes.text]
     quarantined = bool
-    links = [base.Link]
-    created_at = base.Timestamp
-    updated_at = base.Timestamp
+    links = [links.Link]
+    created_at = resource.Timestamp
+    updated_at = resource.Timestamp
 
 
-class DevicesController(base.CollectionController):
+class DevicesController(collection.CollectionController):
 
     resource = Device
     object_class = device_obj.Device
@@ -101,7 +104,7 @@ class DevicesController(base.CollectionController):
         return filters
 
     def _render(self, ctx, objects):
-        url = base.base_url()
+        url = links.base_url()
         version = base.version()
         extra = version >= microversion.DEVICE_HEALTH
         return [Device.render(obj, version, url,

@@ -22,6 +22,9 @@ from webob import exc
 from wsme import types as wtypes
 
 from cyborg.api.controllers import base
+from cyborg.api.controllers import collection
+from cyborg.api.controllers import links
+from cyborg.api.controllers import resource
 from cyborg.api import microversion
 from cyborg.api.schemas import device_profile as schema
 from cyborg.api.schemas import parameter_types
@@ -35,7 +38,7 @@ from cyborg import policy
 COLLECTION = 'device_profiles'
 
 
-class DeviceProfile(base.Resource):
+class DeviceProfile(resource.Resource):
     """A device profile as the API shows it; ``enabled`` from 2.5."""
 
     _collection = COLLECTION
@@ -44,11 +47,11 @@ class DeviceProfile(base.Resource):
     uuid = wtypes.text
     name = wtypes.text
     description = wtypes.text
-    groups = base.ListOfStringDicts
+    groups = resource.ListOfStringDicts
     enabled = bool
-    created_at = base.Timestamp
-    updated_at = base.Timestamp
-    links = [base.Link]
+    created_at = resource.Timestamp
+    updated_at = resource.Timestamp
+    links = [links.Link]
 
 
 def _split(ident):
@@ -77,7 +80,7 @@ def _lifecycle_version(not_before_2_5):
         raise not_before_2_5
 
 
-class DeviceProfilesController(base.CollectionController):
+class DeviceProfilesController(collection.CollectionController):
 
     resource = DeviceProfile
     object_class = profile_obj.DeviceProfile
@@ -86,7 +89,6 @@ class DeviceProfilesController(base.CollectionController):
     show_rule = rules.GET_ONE
     query = schema.list_query
     sort_keys = schema.SORT_KEYS
-    cached_lists = True
     # POST /v2/device_profiles/{uuid_or_name}/enable and .../disable.
     _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
 

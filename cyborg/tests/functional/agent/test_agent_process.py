@@ -29,11 +29,12 @@ import testtools
 
 from cyborg.agent import rpcapi
 from cyborg.common import rpc
-from cyborg.demo import privsep as demo_privsep
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
+from cyborg.tests import privsep_helper
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 from cyborg.tests.unit.agent import test_hotplug
 
@@ -93,7 +94,7 @@ class TestAgentProcess(base.TestCase):
             for key, value in agent.items():
                 f.write('%s = %s\n' % (key, value))
             # mdevs are made through the sysfs daemon, without root here.
-            f.write('\n'.join(demo_privsep.config_lines(path)))
+            f.write('\n'.join(privsep_helper.config_lines(path)))
         return path
 
     def _names(self):
@@ -110,7 +111,7 @@ class TestAgentProcess(base.TestCase):
 
     def test_waits_for_placement_then_reports_and_serves(self):
         node = 'compute-' + self.host
-        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+        conductor = self.useFixture(stand_ins.StandInConductor(
             not_found=1, known={node}, hosts=self._names())).endpoint
         proc = self._start_agent()
         (sent,) = conductor.wait_for_reports(1, timeout=60)
@@ -145,7 +146,7 @@ class TestAgentProcess(base.TestCase):
     @testtools.skipIf(test_hotplug.writable_pci_uevent() is None,
                       'needs root and a PCI device to announce')
     def test_hot_plugged_device_is_reported_at_once(self):
-        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+        conductor = self.useFixture(stand_ins.StandInConductor(
             hosts=self._names())).endpoint
         self._start_agent(enable_hotplug_monitor=True)
         conductor.wait_for_reports(1, timeout=60)
@@ -169,7 +170,7 @@ class TestAgentProcess(base.TestCase):
                       'not installed', self._log())
 
     def test_gives_up_when_placement_never_knows_the_host(self):
-        self.useFixture(cyborg_fixtures.StandInConductor(
+        self.useFixture(stand_ins.StandInConductor(
             not_found=10, hosts=self._names()))
         proc = self._start_agent(placement_wait_retries=1)
         self.assertEqual(1, proc.wait(60))

@@ -32,6 +32,8 @@ from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 
 PAC = '0000:5e:00.0'
@@ -76,25 +78,25 @@ class ProgramTestCase(base.TestCase):
         os.mkdir(self.downloads)
         self.loaded = os.path.join(tmp, 'loaded')
         # Like OPAE's tool: load the file, and the port shows the new AFU.
-        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+        self.fpgaconf = self.useFixture(stand_ins.StandInTool(
             'fpgaconf',
             'import shutil\n'
             'shutil.copy(args[-1], %r)\n'
             'open(%r, "w").write(%r)\n' % (
                 self.loaded, self.tree.afu_files[PAC],
                 FUNCTION.replace('-', ''))))
-        self.xbmgmt = self.useFixture(cyborg_fixtures.StandInTool('xbmgmt'))
+        self.xbmgmt = self.useFixture(stand_ins.StandInTool('xbmgmt'))
         self.conf.config(fpgaconf_path=self.fpgaconf.path,
                          xbmgmt_path=self.xbmgmt.path, group='fpga')
         self.conf.config(download_dir=self.downloads, group='glance')
         self.conf.config(enable_hotplug_monitor=False, group='agent')
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
-        self.glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
+        self.glance = self.useFixture(openstack_fixtures.Glance(self.conf))
         self.useFixture(cyborg_fixtures.RPC())
         self.conductor = self.useFixture(
-            cyborg_fixtures.StandInConductor()).endpoint
+            stand_ins.StandInConductor()).endpoint
         agent = service.AgentService(
             drivers_base.load(['intel_fpga_driver', 'xilinx_fpga_driver']),
             host='host1')
@@ -141,11 +143,11 @@ class TestProgram(ProgramTestCase):
         """
         url = self.glance.url
         self.conf.config(send_service_user_token=True, group='service_user')
-        cyborg_fixtures.use_admin_token(self, 'service_user', url,
-                                        'service-token')
-        cyborg_fixtures.use_admin_token(self, 'glance', url,
-                                        'glance-service-token')
-        sent = self.useFixture(cyborg_fixtures.SentRequests())
+        openstack_fixtures.use_admin_token(self, 'service_user', url,
+                                           'service-token')
+        openstack_fixtures.use_admin_token(self, 'glance', url,
+                                           'glance-service-token')
+        sent = self.useFixture(openstack_fixtures.SentRequests())
         return lambda: {(headers.get('X-Auth-Token'),
                          headers.get('X-Service-Token'))
                         for _method, _url, headers in sent.to(url)}
@@ -189,10 +191,10 @@ class TestProgram(ProgramTestCase):
 
     def test_function_search_pages_through_glance(self):
         # More images than Glance lists in a page.
-        for _ in range(cyborg_fixtures.Glance.PAGE_LIMIT):
+        for _ in range(openstack_fixtures.Glance.PAGE_LIMIT):
             _fpga_image(self.glance, function_uuid=OTHER_IFID)
         wanted = _fpga_image(self.glance)
-        sent = self.useFixture(cyborg_fixtures.SentRequests())
+        sent = self.useFixture(openstack_fixtures.SentRequests())
         self.assertEqual(wanted['id'], self._program(function_id=FUNCTION))
         self.assertEqual(2, len([
             url for method, url, _headers in sent.to(self.glance.url)
@@ -320,7 +322,7 @@ class TestProgram(ProgramTestCase):
 
     def test_tool_failure_cleans_up(self):
         self.fpgaconf.effect = 'sys.exit(1)'
-        failing = self.useFixture(cyborg_fixtures.StandInTool(
+        failing = self.useFixture(stand_ins.StandInTool(
             'fpgaconf', 'sys.stderr.write("no port\\n"); sys.exit(2)'))
         self.conf.config(fpgaconf_path=failing.path, group='fpga')
         image = _fpga_image(self.glance)
@@ -332,7 +334,7 @@ class TestProgram(ProgramTestCase):
     def test_failed_programming_forgets_the_loaded_image(self):
         image = _fpga_image(self.glance)
         self._program(bitstream_id=image['id'])
-        failing = self.useFixture(cyborg_fixtures.StandInTool(
+        failing = self.useFixture(stand_ins.StandInTool(
             'fpgaconf', 'sys.exit(3)'))
         self.conf.config(fpgaconf_path=failing.path, group='fpga')
         self.assertRaises(exception.ProgrammingFailed, self._program,
@@ -392,7 +394,7 @@ class TestTrustAndLimits(ProgramTestCase):
     def test_oversized_images_are_refused_before_the_download(self):
         self.conf.config(max_bitstream_size=1, group='fpga')
         image = _fpga_image(self.glance, data=b'x' * (1024 * 1024 + 1))
-        sent = self.useFixture(cyborg_fixtures.SentRequests())
+        sent = self.useFixture(openstack_fixtures.SentRequests())
         error = self.assertRaises(exception.BitstreamRejected, self._program,
                                   bitstream_id=image['id'])
         self.assertIn('more than [fpga] max_bitstream_size', str(error))

@@ -27,11 +27,11 @@ import subprocess
 import sys
 import uuid
 
-from cyborg.demo import keystone
-from cyborg.demo import nova
-from cyborg.demo import nova_sim
-from cyborg.demo import placement
 from cyborg.tests import functional
+from cyborg_quickstart import keystone
+from cyborg_quickstart import nova
+from cyborg_quickstart import nova_sim
+from cyborg_quickstart import placement
 
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 TIMEOUT = 180
@@ -147,12 +147,19 @@ class AuditAsServiceUser:
         self.assertEqual(403, nova_user.get('/servers', params={
             'all_tenants': '1', 'limit': '1'}).status_code)
 
-        result, report = self._audit('service', '--heal')
+        # The audit with that user cannot tell a hidden server from a
+        # gone one: it says so, and calls nothing an orphan.
+        _result, report = self._audit('service')
         self.assertEqual(2, report['exit_status'], report)
         self.assertFalse(report['sources']['nova']['checked'])
         self.assertIn('all_tenants=1 answered 403',
                       report['sources']['nova']['reason'])
-        self.assertIn('--heal refused', result.stderr)
+        self.assertEqual([], [f for f in report['findings']
+                              if f['kind'] == 'orphaned_arq'])
+        # --heal runs in a conductor, which asks Nova as its own [nova]
+        # user (here one that sees every project): the live server's
+        # request is no orphan, and nothing is repaired.
+        _result, report = self._audit('service', '--heal')
         self.assertEqual([], [f for f in report['findings']
                               if f['repaired'] or
                               f['kind'] == 'orphaned_arq'])

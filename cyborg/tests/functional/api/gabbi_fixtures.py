@@ -30,6 +30,7 @@ from cyborg.tests import base  # noqa: F401 (registers the objects)
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_openapi
+from cyborg.tests import stand_ins
 
 CONF = cyborg.conf.CONF
 
@@ -71,7 +72,7 @@ class _Environment(fixtures.Fixture):
         self.useFixture(cyborg_fixtures.Database())
         self.useFixture(cyborg_fixtures.RPC())
         self.useFixture(cyborg_fixtures.Conductor())
-        self.useFixture(cyborg_fixtures.StandInAgent('host1'))
+        self.useFixture(stand_ins.StandInAgent('host1'))
         _APP = test_openapi.checked(
             self.useFixture(cyborg_fixtures.API()).app)
         for name, value in self._seed().items():

@@ -28,6 +28,11 @@ import testtools
 from cyborg.db import models
 
 
+#: A transport URL for processes that only read: no message is sent, so no
+#: RabbitMQ is needed.
+RABBIT = 'rabbit://guest:guest@127.0.0.1:5672/'
+
+
 def _free_port():
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
@@ -45,7 +50,8 @@ class TestCyborgAPICommand(testtools.TestCase):
         engine.dispose()
         self.port = _free_port()
 
-    def _process(self, transport_url, host_ip='127.0.0.1', extra=''):
+    def _process(self, transport_url, host_ip='127.0.0.1', extra='',
+                 command='api'):
         conf = '%s/cyborg.conf' % self.state
         with open(conf, 'w') as f:
             f.write('[DEFAULT]\ntransport_url = %s\n'
@@ -58,8 +64,8 @@ class TestCyborgAPICommand(testtools.TestCase):
         with open(self.stderr, 'w') as stderr:
             process = subprocess.Popen(
                 [sys.executable, '-c', 'import sys; from cyborg.cmd import '
-                 'api; sys.exit(api.main())', '--config-file', conf],
-                stdout=stderr, stderr=subprocess.STDOUT, text=True)
+                 '%s as c; sys.exit(c.main())' % command, '--config-file',
+                 conf], stdout=stderr, stderr=subprocess.STDOUT, text=True)
         self.addCleanup(process.wait, 30)
         return process
 
@@ -98,8 +104,7 @@ class TestCyborgAPICommand(testtools.TestCase):
         self.fail('cyborg-api did not start listening within 60s')
 
     def test_serves_the_api_in_two_workers(self):
-        # Reads only: no message is sent, so no RabbitMQ is needed.
-        status, root = self._start('rabbit://guest:guest@127.0.0.1:5672/')
+        status, root = self._start(RABBIT)
         self.assertEqual(200, status)
         self.assertEqual('http://127.0.0.1:%d/v2' % self.port,
                          root['versions'][0]['links'][0]['href'])
@@ -118,7 +123,7 @@ class TestCyborgAPICommand(testtools.TestCase):
         self.assertEqual([], [b for b in backlogs if b < 128])
 
     def test_noauth_is_said_at_start(self):
-        self._start('fake://')
+        self._start(RABBIT)
         self.assertRegex(self._log(), 'WARNING cyborg.api.auth .* '
                          'auth_strategy is noauth: the API is UNAUTHENTICATED')
 
@@ -129,7 +134,7 @@ class TestCyborgAPICommand(testtools.TestCase):
                 socket.gethostname())):
             if host_ip.startswith('127.'):
                 continue
-            process = self._process('fake://', host_ip=host_ip)
+            process = self._process(RABBIT, host_ip=host_ip)
             self.addCleanup(self._stop, process)
             self.assertEqual(2, process.wait(60), host_ip)
             self.assertIn('cyborg-api will not start: [api] auth_strategy '
@@ -141,12 +146,24 @@ class TestCyborgAPICommand(testtools.TestCase):
 
     def test_noauth_beyond_loopback_when_allowed(self):
         status, _root = self._start(
-            'fake://', host_ip='0.0.0.0', extra='noauth_allow_remote = True\n')
+            RABBIT, host_ip='0.0.0.0', extra='noauth_allow_remote = True\n')
         self.assertEqual(200, status)
         self.assertIn('UNAUTHENTICATED', self._log())
 
+    def test_fake_transport_is_refused(self):
+        # No conductor could reach it: one process is cyborg-all-in-one.
+        process = self._process('fake://')
+        self.addCleanup(self._stop, process)
+        self.assertEqual(2, process.wait(60))
+        self.assertIn('cyborg-api will not start: [DEFAULT] transport_url '
+                      'is fake://', self._log())
+
     def test_all_in_one_on_fake_transport(self):
-        self._start('fake://')
+        # API, conductor and agent in one process, on oslo.messaging's own
+        # fake:// transport: a write goes through the conductor.
+        process = self._process('fake://', command='all_in_one')
+        self.addCleanup(process.send_signal, signal.SIGTERM)
+        self._wait_until_serving(process)
         status, created = self._get('/v2/device_profiles', body=[{
             'name': 'dp1', 'groups': [{'resources:FPGA': '1'}]}])
         self.assertEqual((201, 'dp1'), (status, created['name']))

@@ -88,11 +88,13 @@ class TestHTTPS(testtools.TestCase):
     def _start(self, ssl_options):
         conf = self._path('cyborg.conf')
         with open(conf, 'w') as f:
-            f.write('[DEFAULT]\ntransport_url = fake://\nstate_path = %s\n'
+            # Reads only: no message is sent, so no RabbitMQ is needed.
+            f.write('[DEFAULT]\ntransport_url = %s\nstate_path = %s\n'
                     '[database]\nconnection = sqlite:///%s/c.sqlite\n'
                     '[api]\nauth_strategy = noauth\nport = %d\n'
                     'enable_ssl_api = true\n[ssl]\n%s' % (
-                        self.dir, self.dir, self.port, ssl_options))
+                        test_cmd.RABBIT, self.dir, self.dir, self.port,
+                        ssl_options))
         subprocess.run([sys.executable, '-c',
                         'import sys; from cyborg.cmd import dbsync; '
                         'sys.exit(dbsync.main())', '--config-file', conf,

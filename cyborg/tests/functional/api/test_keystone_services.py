@@ -34,15 +34,16 @@ from testtools import content
 from cyborg.agent import service as agent_service
 from cyborg.conductor import rpcapi as conductor_rpcapi
 import cyborg.conf
-from cyborg.demo import keystone as keystone_demo
-from cyborg.demo import nova_events
-from cyborg.demo import server as demo_server
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.objects import host as host_obj
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_keystone
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
+from cyborg_quickstart import keystone as keystone_demo
+from cyborg_quickstart import nova_events
+from cyborg_quickstart import server as demo_server
 
 CONF = cyborg.conf.CONF
 
@@ -109,8 +110,8 @@ class ServicesTestCase(test_keystone.KeystoneTestCase):
     def setUp(self):
         # Keystone's own setup (users, passwords) is the test's doing, and
         # not logged by Cyborg: Keystone starts before the logs are kept.
-        if not cyborg_fixtures.Keystone.missing():
-            self.useFixture(cyborg_fixtures.Keystone())
+        if not openstack_fixtures.Keystone.missing():
+            self.useFixture(openstack_fixtures.Keystone())
         # Every record from then on, whichever logger or thread.
         self.logs = _Records(CONF)
         self.useFixture(fixtures.LogHandler(self.logs, level=logging.DEBUG,
@@ -119,7 +120,7 @@ class ServicesTestCase(test_keystone.KeystoneTestCase):
             'log', content.text_content(self.logs.text(logging.INFO))))
         super().setUp()
         self.placement = self.useFixture(
-            cyborg_fixtures.Placement(self.keystone))
+            openstack_fixtures.Placement(self.keystone))
         self.direct = self.placement.adapter()
 
     def guarded(self, app):
@@ -132,7 +133,7 @@ class ServicesTestCase(test_keystone.KeystoneTestCase):
         return seen, server.url
 
     def use_cyborg_user(self, group, **options):
-        return cyborg_fixtures.use_auth(
+        return openstack_fixtures.use_auth(
             self, group, 'password',
             **dict(self.keystone.credentials('cyborg'), **options))
 
@@ -148,11 +149,11 @@ class TestServiceCredentials(ServicesTestCase):
         self.nova = nova_events.EventReceiver()
         self.nova_seen, nova_url = self.guarded(self.nova)
         self.use_cyborg_user('nova', endpoint_override=nova_url)
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
-        glance = self.useFixture(cyborg_fixtures.Glance(self.conf,
-                                                        self.keystone))
+        glance = self.useFixture(openstack_fixtures.Glance(self.conf,
+                                                           self.keystone))
         self.image = glance.add_image(b'bitstream')['id']
         # A member's image: Glance shows it to Cyborg's user (an
         # administrator), and Cyborg does not trust it.
@@ -161,10 +162,10 @@ class TestServiceCredentials(ServicesTestCase):
                 'member').get_project_id())['id']
         self.glance_url = glance.url
         # What Cyborg sends to Glance from now on.
-        self.sent = self.useFixture(cyborg_fixtures.SentRequests())
+        self.sent = self.useFixture(openstack_fixtures.SentRequests())
         self.use_cyborg_user('glance', endpoint_override=glance.url)
         self.fpgaconf = self.useFixture(
-            cyborg_fixtures.StandInTool('fpgaconf'))
+            stand_ins.StandInTool('fpgaconf'))
         self.conf.config(fpgaconf_path=self.fpgaconf.path, group='fpga')
         self.conf.config(download_dir=self.useFixture(
             fixtures.TempDir()).path, group='glance')

@@ -23,14 +23,16 @@ from prometheus_client import parser
 import requests
 
 from cyborg.agent import resource_tracker
-from cyborg.demo import server as demo_server
 from cyborg.drivers import base as drivers_base
 from cyborg.objects import deployable as deployable_obj
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures
 from cyborg.tests import functional
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
+from cyborg_quickstart import server as demo_server
 
 CARD = '0000:5e:00.0'
 ADMIN = {'X-Roles': 'admin,member,reader', 'X-Project-Id': 'p1'}
@@ -59,9 +61,9 @@ class TestMetrics(base.ConductorTestCase):
     def setUp(self):
         super().setUp()
         self.conf.config(enabled=True, group='metrics')
-        self.placement = self.useFixture(fixtures.Placement())
-        self.useFixture(fixtures.StandInAgent())
-        self.useFixture(fixtures.NovaEvents())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
+        self.useFixture(stand_ins.StandInAgent())
+        self.useFixture(openstack_fixtures.NovaEvents())
         self.host = self.placement.hostname
         self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
             ('intel_fpga', CARD, dict(vfs=2))]))

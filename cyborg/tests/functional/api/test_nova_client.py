@@ -31,8 +31,9 @@ from oslo_utils import uuidutils
 from testtools import content
 
 from cyborg import exception
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.demo import test_nova_sim
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 
 DRIVER = pathlib.Path(__file__).with_name('nova_client_driver.py')
 PROFILE = 'fpga-vf'
@@ -154,7 +155,7 @@ class TestNovaClient(test_nova_sim.SimulatedHostTestCase):
 
     def setUp(self):
         super().setUp()
-        python = cyborg_fixtures.VENVS / 'nova-34.0.0' / 'bin' / 'python'
+        python = openstack_fixtures.VENVS / 'nova-34.0.0' / 'bin' / 'python'
         if not python.exists():
             self.skipTest('%s is missing: run tools/setup-client-venvs.sh '
                           '(tools/run-tests.sh does)' % python)
@@ -308,7 +309,7 @@ class TestNovaClient(test_nova_sim.SimulatedHostTestCase):
 
     def test_failed_bind(self):
         # Programming fails on the host, after the PATCH was accepted.
-        agent = self.useFixture(cyborg_fixtures.StandInAgent(
+        agent = self.useFixture(stand_ins.StandInAgent(
             self.host)).endpoint
         agent.failures['program'] = exception.ProgrammingFailed(
             deployable='region', reason='fpgaconf exited with 1')

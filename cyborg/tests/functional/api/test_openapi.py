@@ -162,18 +162,17 @@ class TestDocument(base.TestCase):
         self.assertEqual('accelerator %s' % (microversion.MAX_VERSION,),
                          DOCUMENT['info']['x-openstack-microversion'])
 
-    def test_the_version_header_asks_for_the_latest(self):
+    def test_the_version_header_is_optional_its_default_stated(self):
         pattern = re.compile(openapi.VERSION_PATTERN)
-        for value in ('accelerator latest',
+        for value in ('accelerator latest', 'accelerator 2.0',
                       'accelerator %s' % (microversion.MAX_VERSION,),
                       'compute 2.95, accelerator latest',
                       'accelerator 2.0, accelerator latest'):
             self.assertRegex(value, pattern)
-            # What the document allows gets what it describes.
-            self.assertEqual(microversion.MAX_VERSION,
-                             microversion.from_header(value))
-        for value in ('accelerator 2.0', 'compute 2.1', '',
-                      'accelerator latest, accelerator 2.0'):
+            # What the document allows is served.
+            microversion.from_header(value)
+        for value in ('accelerator 2.99', 'accelerator 1.0', 'compute 2.1',
+                      '', 'accelerator latest, accelerator 2.99'):
             self.assertNotRegex(value, pattern)
         for path, operations in DOCUMENT['paths'].items():
             for method, operation in operations.items():
@@ -184,8 +183,31 @@ class TestDocument(base.TestCase):
                     continue
                 self.assertEqual([microversion.HEADER],
                                  [h['name'] for h in headers])
-                self.assertTrue(headers[0]['required'])
-                self.assertNotIn('enum', headers[0]['schema'])
+                self.assertFalse(headers[0]['required'])
+                self.assertEqual('accelerator 2.0',
+                                 headers[0]['schema']['default'])
+                self.assertEqual(microversion.MIN_VERSION,
+                                 microversion.from_header(None))
+
+    def test_times_of_a_profile_shown_alone_at_every_version(self):
+        schema = DOCUMENT['paths']['/v2/device_profiles/{uuid_or_name}'][
+            'get']['responses']['200']['content']['application/json'][
+                'schema']['properties']['device_profile']
+        validator = jsonschema.Draft202012Validator(
+            schema, format_checker=jsonschema.Draft202012Validator.
+            FORMAT_CHECKER)
+        profile = {'uuid': '00000000-0000-0000-0000-000000000000',
+                   'name': 'p', 'description': None, 'groups': [],
+                   'links': [{'href': 'http://cyborg/v2/device_profiles/p',
+                              'rel': 'self'}], 'updated_at': None}
+        for time in ('2026-01-02 03:04:05.678901+00:00',  # before 2.6
+                     '2026-01-02T03:04:05.678901+00:00'):
+            validator.validate(dict(profile, created_at=time))
+        self.assertFalse(validator.is_valid(dict(profile, created_at=5)))
+
+    def test_release_may_answer_locked(self):
+        self.assertIn('423', DOCUMENT['paths'][
+            '/v2/devices/{uuid}/release']['post']['responses'])
 
     def test_exclusive_query_parameters(self):
         operation = DOCUMENT['paths']['/v2/accelerator_requests']['delete']
@@ -316,6 +338,12 @@ class TestServed(test_routes.APITestCase):
                          response.json['servers'])
         self.assertEqual(DOCUMENT['paths'], response.json['paths'])
         check_response('GET', '/v2/openapi.json', 200, response.json)
+
+    def test_without_authentication_no_token_is_asked_for(self):
+        # The APITestCase API runs with [api] auth_strategy = noauth.
+        self.assertEqual('noauth', self.conf.conf.api.auth_strategy)
+        self.assertEqual([{'token': []}], DOCUMENT['security'])
+        self.assertEqual([], self._get().json['security'])
 
     def test_other_methods_are_refused(self):
         for method in ('POST', 'PATCH', 'DELETE'):

@@ -31,9 +31,9 @@ import webob
 from cyborg import context
 from cyborg.db import api as db_api
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_openapi
 from cyborg.tests.functional.api import test_routes
+from cyborg.tests import stand_ins
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
     'source' / 'samples'
@@ -233,7 +233,7 @@ class TestSamples(test_routes.APITestCase):
         self.call('GET', '/v2/deployables/' + self.deployable.uuid,
                   'deployables/deployable-show-2.6-resp.json', version='2.6')
         # Programmed for real, through a stand-in of the host's agent.
-        self.useFixture(cyborg_fixtures.StandInAgent('compute-1'))
+        self.useFixture(stand_ins.StandInAgent('compute-1'))
         programmed = self.call(
             'PATCH', '/v2/deployables/%s/program' % self.deployable.uuid,
             'deployables/deployable-program-resp.json',

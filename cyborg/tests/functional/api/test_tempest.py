@@ -12,7 +12,7 @@
 """cyborg-tempest-plugin, the demo and the real Neutron on the quickstart.
 
 The quickstart (``tools/quickstart.sh start --keystone --nova
---neutron-db URL``, here :class:`cyborg.demo.quickstart.Quickstart`) runs
+--neutron-db URL``, here :class:`cyborg_quickstart.quickstart.Quickstart`) runs
 once for the class: the real Keystone, Placement and Glance, Cyborg's
 API, conductor and agent on RabbitMQ, the real Neutron (ML2, no agents)
 on a MariaDB database of its own with the shared network ``demo-net``,
@@ -22,7 +22,7 @@ an Intel X710 port besides, its VFs on ``physnet1``.
 Its demo boots servers with the openstack CLI and a token of the
 ``clouds.yaml`` it wrote. Tempest 47.0.0 and cyborg-tempest-plugin 2.8.0
 (``tools/setup-client-venvs.sh``) run with the ``tempest.conf`` it wrote
-(:mod:`cyborg.demo.tempest_conf`), as the quickstart's summary says to:
+(:mod:`cyborg_quickstart.tempest_conf`), as the quickstart's summary says to:
 the API and SRBAC tests as dynamic credentials' users, and the scenario
 tests that boot servers through Nova, those of the generic PCI driver's
 lifecycle logging in over SSH to the fake virt driver's simulated guests
@@ -52,22 +52,22 @@ import pytest
 import requests
 from testtools import content
 
-from cyborg.demo import neutron
-from cyborg.demo import nova
-from cyborg.demo import nova_runner
-from cyborg.demo import nova_sim
-from cyborg.demo import quickstart
-from cyborg.demo import quickstart_demo
-from cyborg.demo import quickstart_host
-from cyborg.demo import tempest_conf
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 from cyborg.tests.functional.api import audit_scope
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import neutron
+from cyborg_quickstart import nova
+from cyborg_quickstart import nova_sim
+from cyborg_quickstart.nova_venv import nova_runner
+from cyborg_quickstart import quickstart
+from cyborg_quickstart import quickstart_demo
+from cyborg_quickstart import quickstart_host
+from cyborg_quickstart import tempest_conf
 
-TEMPEST = cyborg_fixtures.VENVS / 'tempest' / 'bin' / 'tempest'
-OSC = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
-NOVA = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
-NEUTRON = cyborg_fixtures.VENVS / ('neutron-' + neutron.NEUTRON_VERSION)
+TEMPEST = openstack_fixtures.VENVS / 'tempest' / 'bin' / 'tempest'
+OSC = openstack_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+NOVA = openstack_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
+NEUTRON = openstack_fixtures.VENVS / ('neutron-' + neutron.NEUTRON_VERSION)
 #: cyborg-tempest-plugin 2.8.0 has 42 API tests, SRBAC ones included, 3
 #: of them excluded, 2 scenario tests that log in to no guest and 10 of
 #: the generic PCI driver's lifecycle that do.
@@ -91,6 +91,7 @@ def _mysql():
 
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # it with the other Nova tests (tools/run-tests.sh: --dist loadgroup).
+@pytest.mark.long(minutes=6)
 @pytest.mark.xdist_group('nova')
 class TestQuickstartStack(audit_scope.AuditAsServiceUser,
                           functional.ServicesTestCase):
@@ -101,8 +102,8 @@ class TestQuickstartStack(audit_scope.AuditAsServiceUser,
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.skip_reason = (cyborg_fixtures.Keystone.missing() or
-                           cyborg_fixtures.Glance.missing())
+        cls.skip_reason = (openstack_fixtures.Keystone.missing() or
+                           openstack_fixtures.Glance.missing())
         for needed in (TEMPEST, OSC, NOVA / 'bin' / 'nova-compute',
                        NEUTRON / 'bin' / 'neutron-db-manage'):
             if not cls.skip_reason and not needed.exists():
@@ -126,8 +127,8 @@ class TestQuickstartStack(audit_scope.AuditAsServiceUser,
             os.path.join(cls.tmp, 'state'),
             dict(zip(quickstart.PORTS, functional.free_ports(
                 len(quickstart.PORTS)))),
-            keystone_venv=cyborg_fixtures.Keystone.VENV, nova_venv=NOVA,
-            osc=OSC, glance_venv=cyborg_fixtures.Glance.VENV,
+            keystone_venv=openstack_fixtures.Keystone.VENV, nova_venv=NOVA,
+            osc=OSC, glance_venv=openstack_fixtures.Glance.VENV,
             neutron_db=cls.mysql.provisioned_database_url(cls.database)
             .render_as_string(hide_password=False), neutron_venv=NEUTRON)
         out = io.StringIO()

@@ -30,7 +30,7 @@ from cyborg.objects import base as objects_base
 from cyborg.objects import device as device_obj
 from cyborg.objects import device_profile
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 from cyborg.tests import sysfs_tree
 
 GROUP = {'resources:FPGA': '1'}
@@ -47,7 +47,7 @@ class TestAgentTopics(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.rp = self.placement.adapter()
         self.hosts = [self.placement.hostname + suffix
                       for suffix in ('-a', '-b')]
@@ -110,10 +110,12 @@ class TestAgentTopics(base.ConductorTestCase):
                 ('arq_delete', dict(uuids=None, instance_uuid=None)),
                 ('deployable_program', dict(deployable_uuid='x',
                                             image_uuid='y'))):
-            # fake:// raises the server's exception itself.
-            self.assertRaises(
-                messaging.NoSuchMethod, host_topic(self.hosts[0]).call,
+            # As across RabbitMQ: oslo.messaging's NoSuchMethod is no
+            # allowed remote exception.
+            error = self.assertRaises(
+                messaging.RemoteError, host_topic(self.hosts[0]).call,
                 self.admin_context, method, **kwargs)
+            self.assertEqual('NoSuchMethod', error.exc_type)
         self.assertEqual(profile.uuid, device_profile.DeviceProfile.
                          get_by_name(self.admin_context, 'dp').uuid)
 

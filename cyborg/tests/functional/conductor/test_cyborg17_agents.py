@@ -24,11 +24,13 @@ import logging
 import uuid
 
 import fixtures
+from keystoneauth1 import loading as ks_loading
 import oslo_messaging as messaging
 
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.common import rpc
 from cyborg.common import service
+from cyborg.conductor import cyborg17_agents
 from cyborg.conductor import rpcapi
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -40,7 +42,7 @@ from cyborg.objects import host as host_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 
 FPGA = '0000:5e:00.0'
 GPU = '0000:d8:00.0'
@@ -80,12 +82,14 @@ class Cyborg17Agent:
 
     def __init__(self):
         self.calls = []
+        self.tokens = []
         self.glance_refuses = False
 
     def fpga_program(self, context, controlpath_id, bitstream_uuid,
                      driver_name):
         self.calls.append(('fpga_program', controlpath_id, bitstream_uuid,
                            driver_name))
+        self.tokens.append(context.auth_token)
         if self.glance_refuses:
             # Without the request's token, which Cyborg never sends.
             raise Unauthorized('The request you have made requires '
@@ -99,6 +103,8 @@ class Cyborg17Agent:
     def remove_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
         self.calls.append(('remove_vgpu_mdev', pci_addr, asked_type,
                            ah_uuid))
+        # As its sysfs write raises where the device is gone already.
+        raise FileNotFoundError(2, 'No such file or directory')
 
 
 class TestCyborg17Agent(base.ConductorTestCase):
@@ -106,8 +112,8 @@ class TestCyborg17Agent(base.ConductorTestCase):
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
-        self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
+        self.placement = self.useFixture(openstack_fixtures.Placement())
+        self.nova = self.useFixture(openstack_fixtures.NovaEvents()).receiver
         self.ctx = self.admin_context
         self.host = self.placement.hostname
         self.rp = self.placement.adapter()
@@ -171,6 +177,17 @@ class TestCyborg17Agent(base.ConductorTestCase):
         self.assertIn('runs the agent of openstack-cyborg 17.0.0',
                       self.log.output)
 
+    def test_no_server_name_of_another_host(self):
+        # Deployable names decide whom the conductor calls: a host may
+        # not name itself after another host's agent.
+        other = self.host + '-other'
+        host_obj.Host.set_compute_rp(self.ctx, other, str(uuid.uuid4()),
+                                     other)
+        self.assertEqual(self.host, cyborg17_agents._own_server(
+            self.ctx, self.host, other))
+        self.assertEqual('its-own-host', cyborg17_agents._own_server(
+            self.ctx, self.host, 'its-own-host'))
+
     def test_refused_once_the_shared_topic_is_closed(self):
         self.conf.config(serve_agents_on_shared_topic=False,
                          group='conductor')
@@ -217,10 +234,10 @@ class TestCyborg17Agent(base.ConductorTestCase):
         return arq_obj.AcceleratorRequest.get_by_uuid(self.ctx, arq.uuid)
 
     def test_binds_ask_with_17_methods(self):
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
-        glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
+        glance = self.useFixture(openstack_fixtures.Glance(self.conf))
         image = glance.add_image()['id']
         shell = glance.add_image(shell_image='true')['id']
         foreign = glance.add_image(owner=str(uuid.uuid4()))['id']
@@ -246,6 +263,9 @@ class TestCyborg17Agent(base.ConductorTestCase):
         vgpu = self._bind({'resources:VGPU': '1'}, deployables[GPU].rp_uuid)
         self.assertEqual(states.BOUND, vgpu.state, self.log.output)
         self.api.arq_delete(self.ctx, uuids=[vgpu.uuid])
+        self.assertRaises(exception.NotFound, arq_obj.
+                          AcceleratorRequest.get_by_uuid, self.ctx,
+                          vgpu.uuid)
         cpid = {'cpid_type': 'PCI', 'cpid_info': json.loads(_slot(FPGA))}
         self.assertEqual([
             ('fpga_program', image, 'intel'),
@@ -265,3 +285,18 @@ class TestCyborg17Agent(base.ConductorTestCase):
         self.assertIn('HTTP 401', self.log.output)
         self.assertIn('upgrade cyborg-agent there to program its FPGAs',
                       self.log.output)
+        self.assertEqual([None, None], self.agent.tokens)
+        # Unless the operator sends it a token of Cyborg's Glance user.
+        self.conf.config(cyborg17_agents_glance_token=True,
+                         group='conductor')
+        self.conf.register_opts(ks_loading.get_auth_plugin_conf_options(
+            'admin_token'), group='glance')
+        self.conf.config(auth_type='admin_token', token='glance-service',
+                         group='glance')
+        self.agent.glance_refuses = False
+        self.api.arq_delete(self.ctx, uuids=[failed.uuid])
+        fpga = self._bind({'resources:FPGA': '1',
+                           'accel:bitstream_id': other},
+                          deployables[FPGA].rp_uuid)
+        self.assertEqual(states.BOUND, fpga.state, self.log.output)
+        self.assertEqual([None, None, 'glance-service'], self.agent.tokens)

@@ -26,7 +26,7 @@ from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
 from cyborg.objects import device as device_obj
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 from cyborg.tests import sysfs_tree
 
 CARD = '0000:5e:00.0'
@@ -37,7 +37,7 @@ class TestHostSync(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.host = self.placement.hostname
         self.rp = self.placement.adapter()
         self.useFixture(sysfs_tree.SimulatedHost(self.conf, [

@@ -30,7 +30,6 @@ import fixtures
 import oslo_messaging as messaging
 from oslo_utils import uuidutils
 
-from cyborg.common import local_rpc
 from cyborg.common import pci_address
 from cyborg.common import rpc
 from cyborg.conductor import inventory
@@ -68,10 +67,8 @@ class Listener(fixtures.Fixture):
     def _setUp(self):
         self.heard = []
         self._arrived = threading.Condition()
-        url = self.url
-        if url == 'fake://':
-            url = local_rpc.transport_url(self.conf, url)
-        transport = messaging.get_notification_transport(self.conf, url=url)
+        transport = messaging.get_notification_transport(self.conf,
+                                                         url=self.url)
         self.addCleanup(transport.cleanup)
         listener = messaging.get_notification_listener(
             transport, [messaging.Target(topic='notifications')], [self],

@@ -19,8 +19,8 @@ twice all the same are never both claimed.
 """
 
 from cyborg.common import pci_address
+from cyborg.conductor import inventory_plan
 from cyborg.db import api as db_api
-from cyborg.db import inventory as inventory_db
 from cyborg import states
 from cyborg.tests.functional.conductor import test_binding
 
@@ -56,14 +56,14 @@ class TestOneFunction(test_binding.BindTestCase):
         fpga = _device('0000:5e:00.0', ['0000:5e:00.1', GENERIC], 'FPGA')
         generic = _device(GENERIC, [GENERIC], 'CUSTOM_PCI')
         for report in ([fpga, generic], [generic, fpga], [fpga]):
-            inventory_db.apply(self.ctx, 'host2', report)
+            inventory_plan.apply(self.ctx, 'host2', report)
             (handle,) = self._handles(GENERIC)
             owner = db_api.get_by_id(self.ctx, 'deployable',
                                      handle.deployable_id)
             # Its own device keeps it while reported.
             self.assertEqual(GENERIC if len(report) == 2
                              else '0000:5e:00.0', owner.name)
-        inventory_db.apply(self.ctx, 'host2', [fpga, generic])
+        inventory_plan.apply(self.ctx, 'host2', [fpga, generic])
         self.assertEqual(1, len(self._handles(GENERIC)))
         self.assertIn('Host host2 reports PCI function %s under deployable '
                       '0000:5e:00.0 of device 0000:5e:00.0, but deployable '

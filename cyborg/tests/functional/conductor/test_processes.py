@@ -21,6 +21,7 @@ them, creates and binds ARQs through the conductors and waits for the
 
 import signal
 
+import pytest
 
 from cyborg.objects import device_profile
 from cyborg.tests import functional
@@ -29,6 +30,7 @@ from cyborg.tests.functional import services
 HOSTS = 3
 
 
+@pytest.mark.long
 class TestConductorsAndAgents(services.ServicesTestCase):
 
     def setUp(self):

@@ -43,7 +43,8 @@ from cyborg.objects import driver_report
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 
 CONF = cyborg.conf.CONF
 
@@ -67,11 +68,11 @@ class ProgrammingTestCase(base.ConductorTestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.FakeLogger(level=logging.INFO))
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.host = self.placement.hostname
         self.agent = self.useFixture(
-            cyborg_fixtures.StandInAgent(host=self.host)).endpoint
-        self.useFixture(cyborg_fixtures.NovaEvents())
+            stand_ins.StandInAgent(host=self.host)).endpoint
+        self.useFixture(openstack_fixtures.NovaEvents())
         self.ctx = self.admin_context
         self.compute_rp = uuidutils.generate_uuid()
         response = self.placement.adapter().post(

@@ -20,7 +20,7 @@ from cyborg.objects import device_profile
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import stand_ins
 
 
 class TestConductorOverRPC(base.ConductorTestCase):
@@ -118,7 +118,7 @@ class TestConductorOverRPC(base.ConductorTestCase):
 
     def test_program(self):
         agent = self.useFixture(
-            cyborg_fixtures.StandInAgent('host1')).endpoint
+            stand_ins.StandInAgent('host1')).endpoint
         image = uuidutils.generate_uuid()
         programmed = self.api.deployable_program(
             self.admin_context, self.deployable.uuid, image)
@@ -134,7 +134,7 @@ class TestConductorOverRPC(base.ConductorTestCase):
 
     def test_no_program_under_a_bound_arq(self):
         agent = self.useFixture(
-            cyborg_fixtures.StandInAgent('host1')).endpoint
+            stand_ins.StandInAgent('host1')).endpoint
         self._profile([{'resources:FPGA': '1'}])
         arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
         self.api.arq_apply_patch(self.admin_context, {arq.uuid: {

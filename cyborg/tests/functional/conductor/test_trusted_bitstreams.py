@@ -40,8 +40,9 @@ from cyborg.objects import deployable as deployable_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 
 PAC = '0000:5e:00.0'
@@ -60,12 +61,12 @@ class TestUntrustedImages(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
         self.ctx = self.admin_context
-        self.nova = self.useFixture(cyborg_fixtures.NovaEvents()).receiver
-        placement = self.useFixture(cyborg_fixtures.Placement())
+        self.nova = self.useFixture(openstack_fixtures.NovaEvents()).receiver
+        placement = self.useFixture(openstack_fixtures.Placement())
         self.rp = placement.adapter()
         host = self.host = placement.hostname
         response = self.rp.post('/resource_providers', json={'name': host})
@@ -79,7 +80,7 @@ class TestUntrustedImages(base.ConductorTestCase):
         tmp = self.useFixture(fixtures.TempDir()).path
         self.loaded = os.path.join(tmp, 'loaded')
         # Like OPAE's tool: the port shows the AFU the file holds.
-        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+        self.fpgaconf = self.useFixture(stand_ins.StandInTool(
             'fpgaconf',
             'import shutil\n'
             'shutil.copy(args[-1], %r)\n'
@@ -88,7 +89,7 @@ class TestUntrustedImages(base.ConductorTestCase):
         self.conf.config(fpgaconf_path=self.fpgaconf.path, group='fpga')
         self.conf.config(download_dir=os.path.join(tmp, 'downloads'),
                          group='glance')
-        self.glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
+        self.glance = self.useFixture(openstack_fixtures.Glance(self.conf))
         # The operator's image, as the service Cyborg replaces found it.
         self.legacy = self.glance.add_image(
             data=_afu(FUNCTION).encode(), tags=[],

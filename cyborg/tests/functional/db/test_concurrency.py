@@ -21,6 +21,7 @@ where every connection of the race is a connection of its own.
 """
 
 import os
+import threading
 
 import fixtures
 from oslo_db.sqlalchemy import enginefacade
@@ -36,6 +37,7 @@ from cyborg.db import metric as metric_db
 from cyborg.db import migration
 from cyborg.db import models
 from cyborg.db import nova_event as nova_event_db
+from cyborg.db import programming as programming_db
 from cyborg import exception
 from cyborg import states
 from cyborg.tests import db_utils
@@ -126,7 +128,7 @@ class _Concurrency:
         refused = [r for r in results if isinstance(r, Exception)]
         self.assertEqual(len(self.handles), len(bound))
         self.assertEqual({h.id for h in self.handles},
-                         {r.arq.attach_handle_id for r in bound})
+                         {r.handle.id for r in bound})
         self.assertEqual(
             {exception.AttachHandleUnavailable},
             {type(r) for r in refused})
@@ -137,7 +139,7 @@ class _Concurrency:
     def test_one_function_never_claimed_twice(self):
         # Another device's handle is the function 0000:5e:00.1 too: of
         # the claims racing for both, one gets it (see
-        # cyborg.db.inventory_functions).
+        # cyborg.conductor.inventory_plan.functions).
         _, other, _ = db_utils.create_device_tree(
             self.ctx, handles=1, pci_address='0000:5e:00.4')
         arqs = self._bind_started_arqs(self.THREADS)
@@ -208,6 +210,37 @@ class _Concurrency:
         self.assertEqual([('host1', 'FPGA', False, 3)], snapshot.handles)
 
 
+class _RowLocks:
+    """What a transaction locks, on the servers that lock rows."""
+
+    def test_claims_of_two_deployables_of_one_host_wait_for_neither(self):
+        # A claim locks its deployable's root, then the host's PCI
+        # handles: while one transaction holds its root, a claim of
+        # another deployable of the host neither waits for it nor, as
+        # the first goes on, deadlocks with it.
+        _, other, _ = db_utils.create_device_tree(
+            self.ctx, handles=1, pci_address='0000:5f:00.0')
+        first, second = self._bind_started_arqs(2)
+        claimed = threading.Event()
+
+        def claim_other():
+            arq_db.claim_handle(context.get_admin_context(), second.uuid,
+                                other.id)
+            claimed.set()
+
+        holder = context.get_admin_context()
+        thread = threading.Thread(target=claim_other)
+        with db_api.main_context_manager.writer.using(holder):
+            programming_db.check_free(holder.session, self.deployable.id)
+            thread.start()
+            self.addCleanup(thread.join)
+            self.assertTrue(claimed.wait(10),
+                            'the claim waited for the other deployable')
+            arq_db.claim_handle(holder, first.uuid, self.deployable.id)
+        self.assertEqual(2, len(db_api.get_all(
+            self.ctx, 'attach_handle', filters={'in_use': True})))
+
+
 class SQLiteFileTestCase(testtools.TestCase):
     """A test case on a :class:`SQLiteFileFixture`."""
 
@@ -220,13 +253,13 @@ class TestConcurrencySQLiteFile(_Concurrency, SQLiteFileTestCase):
     pass
 
 
-class TestConcurrencyMySQL(_Concurrency,
+class TestConcurrencyMySQL(_Concurrency, _RowLocks,
                            test_fixtures.OpportunisticDBTestMixin,
                            testtools.TestCase):
     FIXTURE = MySQLFixture
 
 
-class TestConcurrencyPostgreSQL(_Concurrency,
+class TestConcurrencyPostgreSQL(_Concurrency, _RowLocks,
                                 test_fixtures.OpportunisticDBTestMixin,
                                 testtools.TestCase):
     FIXTURE = PostgreSQLFixture

@@ -39,8 +39,9 @@ from cyborg.db import migration
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 
-VENV = cyborg_fixtures.VENVS / 'openstack-cyborg-17.0.0'
+VENV = openstack_fixtures.VENVS / 'openstack-cyborg-17.0.0'
 SEED = pathlib.Path(__file__).with_name('cyborg17_seed.py')
 CHECK = 'openstack-cyborg 17.0.0 database'
 SUCCESS, WARNING, FAILURE = 0, 1, 2
@@ -215,17 +216,13 @@ class _Upgrade:
                 {f: getattr(row, f) for f in fields}
                 for row in db_api.get_all(ctx, noun)], only=fields)
 
-        # Profile changes are counted (0005), so the list the API keeps
-        # changes with them.
-        generation = db_api.generation(ctx, 'device_profile')
+        # A changed profile is listed as it is now.
         request = webob.Request.blank(
             '/v2/device_profiles/%s' % profiles[0]['uuid'], method='PATCH')
         request.headers['OpenStack-API-Version'] = 'accelerator latest'
         request.json = [{'op': 'replace', 'path': '/description',
                          'value': 'changed'}]
         self.assertEqual(200, request.get_response(app).status_int)
-        self.assertEqual(generation + 1,
-                         db_api.generation(ctx, 'device_profile'))
         self.assertEqual('changed',
                          get('device_profiles')[0]['description'])
 

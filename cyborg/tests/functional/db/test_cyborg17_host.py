@@ -32,9 +32,9 @@ from cyborg.db import api as db_api
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 from cyborg.tests.functional.db import test_cyborg17
+from cyborg.tests import openstack_fixtures
 from cyborg.tests import sysfs_tree
 
 FPGA = '0000:5e:00.0'
@@ -48,7 +48,7 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.host = self.placement.hostname
         self.direct = self.placement.adapter()
 
@@ -286,7 +286,7 @@ class TestUpgradedHost(test_cyborg17.OnMariaDB, base.TestCase):
         providers = self._children(compute)
         self.dbsync('upgrade')
         self.serve()
-        self.useFixture(cyborg_fixtures.NovaEvents())
+        self.useFixture(openstack_fixtures.NovaEvents())
         self.useFixture(sysfs_tree.SimulatedHost(self.conf, [
             ('intel_fpga', FPGA, dict(vfs=2, layout='intel')),
             ('nvidia_gpu', GPU, {})]))

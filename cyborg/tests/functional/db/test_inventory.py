@@ -24,11 +24,11 @@ import fixtures
 from oslo_db.sqlalchemy import test_fixtures
 import testtools
 
+from cyborg.conductor import inventory_plan
 from cyborg import context
 from cyborg.db import accelerator_request as arq_db
 from cyborg.db import api as db_api
 from cyborg.db import host as host_db
-from cyborg.db import inventory as inventory_db
 from cyborg.tests import db_utils
 from cyborg.tests.functional.db import test_concurrency
 
@@ -113,19 +113,19 @@ class _InventoryApply:
                         for i in range(children)]]}
 
         gpus = [device('0000:%02x:00.0' % bus, 3) for bus in (0x10, 0x20)]
-        self.assertEqual(8, len(inventory_db.apply(ctx, HOST,
-                                                   gpus).added))
+        self.assertEqual(8, len(inventory_plan.apply(ctx, HOST,
+                                                     gpus).added))
         profile = db_utils.create_profile(ctx)
         arq = db_utils.create_arqs(ctx, profile, state='BindStarted')[0]
         held = db_api.get_all(ctx, 'deployable',
                               filters={'name': '0000:20:00.0_1'})[0]
         arq_db.claim_handle(ctx, arq.uuid, held.id)
 
-        diff = inventory_db.apply(ctx, HOST, [])
+        diff = inventory_plan.apply(ctx, HOST, [])
         self.assertEqual(4, len(diff.removed))
         self.assertEqual(4, len(diff.vanished))
         arq_db.unbind(ctx, arq.uuid)
-        diff = inventory_db.apply(ctx, HOST, [])
+        diff = inventory_plan.apply(ctx, HOST, [])
         self.assertEqual(4, len(diff.removed))
         self.assertEqual([], db_api.get_all(ctx, 'device'))
 

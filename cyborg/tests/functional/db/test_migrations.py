@@ -58,12 +58,8 @@ class _MigrationWalk(_MigrationsMixin):
                          migration.version(engine=self.engine))
         tables = set(sa.inspect(self.engine).get_table_names())
         self.assertLessEqual(set(models.BASE.metadata.tables), tables)
-        # 0005 counts from 0 the changes of what the API keeps in memory.
-        with self.engine.connect() as connection:
-            self.assertEqual([(noun, 0) for noun in models.COUNTED_NOUNS],
-                             connection.execute(sa.text(
-                                 'SELECT noun, generation FROM generations'
-                             )).fetchall())
+        # 0005's change counters went with the API's list cache (0010).
+        self.assertNotIn('generations', tables)
         # Running it again is a no-op.
         migration.upgrade('head', engine=self.engine)
         migration.stamp('0001', engine=self.engine)

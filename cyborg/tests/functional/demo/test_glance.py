@@ -9,15 +9,15 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The real Glance as the demos and tests run it (cyborg.demo.glance)."""
+"""The real Glance as the demos and tests run it (cyborg_quickstart.glance)."""
 
 import os
 
 from glanceclient import exc as glance_exc
 import testtools
 
-from cyborg.demo import glance
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import glance
 
 SEED_002 = {'bs-name': 'aes-128', 'vendor': 'Intel', 'board': 'PAC_ARRIA10',
             'shell_id': '9926ab6d-6c92-5a68-aabc-a7d84c545738',
@@ -28,7 +28,7 @@ class GlanceTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
 
@@ -37,7 +37,7 @@ class TestUnauthenticated(GlanceTestCase):
 
     def setUp(self):
         super().setUp()
-        self.glance = self.useFixture(cyborg_fixtures.Glance())
+        self.glance = self.useFixture(openstack_fixtures.Glance())
         self.client = self.glance.client
 
     def test_bitstream_with_its_metadata(self):
@@ -71,8 +71,8 @@ class TestUnauthenticated(GlanceTestCase):
 
     def test_pages(self):
         images = {self.glance.add_image(name='paged')['id']
-                  for _ in range(cyborg_fixtures.Glance.PAGE_LIMIT + 1)}
-        sent = self.useFixture(cyborg_fixtures.SentRequests())
+                  for _ in range(openstack_fixtures.Glance.PAGE_LIMIT + 1)}
+        sent = self.useFixture(openstack_fixtures.SentRequests())
         self.assertEqual(images, {i['id'] for i in self.client.images.list(
             filters={'name': 'paged'})})
         self.assertEqual(2, len(sent.to(self.glance.url)))
@@ -82,11 +82,11 @@ class TestKeystone(GlanceTestCase):
 
     def setUp(self):
         super().setUp()
-        missing = cyborg_fixtures.Keystone.missing()
+        missing = openstack_fixtures.Keystone.missing()
         if missing:
             self.skipTest(missing)
-        self.keystone = self.useFixture(cyborg_fixtures.Keystone()).keystone
-        self.glance = self.useFixture(cyborg_fixtures.Glance(
+        self.keystone = self.useFixture(openstack_fixtures.Keystone()).keystone
+        self.glance = self.useFixture(openstack_fixtures.Glance(
             keystone=self.keystone))
 
     def test_tokens_are_checked(self):

@@ -22,12 +22,13 @@ from cyborg.cmd import api as api_cmd
 from cyborg.conductor import placement_sync
 import cyborg.conf
 from cyborg.db import api as db_api
-from cyborg.demo import nova_events
-from cyborg.demo import nova_sim
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.api import test_clients
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import nova_events
+from cyborg_quickstart import nova_sim
 
 CONF = cyborg.conf.CONF
 FPGA = {'accel:device_profile': 'fpga-vf'}
@@ -48,23 +49,24 @@ class TestPieces(base.TestCase):
             'resourcesdevice_profile_1': 'VGPU:2'}, query)
 
     def test_runs_without_openstack_placement(self):
-        # A plain install has no openstack-placement (the demo extra's);
-        # None in sys.modules makes its import fail as if it were absent.
+        # Only serving Placement needs openstack-placement; None in
+        # sys.modules makes its import fail as if it were absent.
         result = subprocess.run(
             [sys.executable, '-c',
              'import sys; sys.modules["placement"] = None; '
-             'from cyborg.demo import nova_sim; nova_sim.main(["--help"])'],
+             'from cyborg_quickstart import nova_sim; '
+             'nova_sim.main(["--help"])'],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertIn('usage: cyborg-nova-sim', result.stdout)
         result = subprocess.run(
             [sys.executable, '-c',
              'import sys; sys.modules["placement"] = None; '
-             'from cyborg.demo import placement; '
+             'from cyborg_quickstart import placement; '
              'placement.main(["--db", "sqlite://"])'],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(2, result.returncode)
-        self.assertIn("pip install 'openstack-cyborg[demo]'", result.stderr)
+        self.assertIn('pip install -e tools/quickstart', result.stderr)
 
     def test_hostdevs(self):
         self.assertEqual(
@@ -100,7 +102,7 @@ class SimulatedHostTestCase(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
         self.host = self.placement.hostname
         app = self.wrap_api(self.useFixture(cyborg_fixtures.API()).app)
         self.conf.config(host_ip='127.0.0.1', port=0, group='api')
@@ -131,8 +133,8 @@ class SimulatedHostTestCase(base.ConductorTestCase):
 
     def _nova_events_here(self):
         """Point the conductor's ``[nova]`` group at the receiver."""
-        cyborg_fixtures.use_admin_token(self, 'nova', self.events.url,
-                                        'admin')
+        openstack_fixtures.use_admin_token(self, 'nova', self.events.url,
+                                           'admin')
 
     def _arqs(self):
         return self.cyborg.get('/accelerator_requests').json()['arqs']

@@ -20,30 +20,52 @@ quickstart's ``clouds.yaml``; with ``--keystone --nova`` the whole stack
 is ``cyborg.tests.functional.api.test_tempest``'s.
 """
 
+import configparser
 import contextlib
 import io
 import json
 import os
 import subprocess
+import sys
 import urllib.parse
 
 import fixtures
 import openstack
+import pytest
 import requests
 
-from cyborg.demo import nova
-from cyborg.demo import nova_sim
-from cyborg.demo import quickstart
-from cyborg.demo import quickstart_demo
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import nova
+from cyborg_quickstart import nova_sim
+from cyborg_quickstart import quickstart
+from cyborg_quickstart import quickstart_demo
 
 
 #: The state directory of a quickstart that tools/quickstart.sh started in
 #: its default mode and left running (.ci/run does): test_all_in_one
 #: checks it, runs its demo again and stops it.
 QUICKSTART_STATE = 'CYBORG_TEST_QUICKSTART_STATE'
+
+#: Run with a service's arguments: prepares the process as the service
+#: does, makes the database's tables, builds the API and prints the status
+#: of an admin's GET /metrics.
+METRICS_OF_ARGUMENTS = """
+import sys
+import cyborg.cmd
+from cyborg.api import app
+from cyborg.common import rpc
+from cyborg.db import api as db_api
+from cyborg.db import models
+from cyborg import startup
+import webob
+startup.prepare_service(["cyborg-api"] + sys.argv[1:])
+models.BASE.metadata.create_all(db_api.get_engine())
+rpc.init(startup.CONF)
+print(webob.Request.blank("/metrics").get_response(
+    app.setup_app(startup.CONF)).status_int)
+"""
 
 
 class TestOptions(base.TestCase):
@@ -72,6 +94,38 @@ class TestOptions(base.TestCase):
             self.assertIn('--neutron-db needs --nova', stderr.getDetails()[
                 'stderr'].as_text())
 
+    def test_own_options_survive_a_rerun_and_every_service_reads_them(self):
+        # cyborg.conf is written on every start; cyborg.conf.d/ is the
+        # user's. [metrics] enabled = True put there gives /metrics to the
+        # services the next start runs, with their own arguments.
+        state = self.useFixture(fixtures.TempDir()).path
+        qs = quickstart.Quickstart(state)
+        qs.prepare()
+        own = os.path.join(state, 'cyborg.conf.d', 'metrics.conf')
+        with open(own, 'w') as f:
+            f.write('[metrics]\nenabled = True\n')
+        rerun = quickstart.Quickstart(state)
+        rerun.prepare('rabbit://h/')
+        with open(own) as f:
+            self.assertEqual('[metrics]\nenabled = True\n', f.read())
+        commands = dict(rerun._commands('rabbit://h/'))
+        for name in ('api', 'conductor', 'agent'):
+            self.assertEqual(['--config-file', rerun.conf, '--config-dir',
+                              os.path.join(state, 'cyborg.conf.d')],
+                             commands[name][-4:], name)
+        self.assertEqual(commands['api'][-4:], dict(qs._commands(None))[
+            'all_in_one'][-4:])
+        statuses = []
+        for conf_dir in (os.path.join(state, 'cyborg.conf.d'), self.useFixture(
+                fixtures.TempDir()).path):
+            done = subprocess.run(
+                [sys.executable, '-c', METRICS_OF_ARGUMENTS,
+                 '--config-file', rerun.conf, '--config-dir', conf_dir],
+                capture_output=True, text=True, timeout=120, check=True)
+            statuses.append(done.stdout.split()[-1])
+        # Without the user's file, /metrics is not served.
+        self.assertEqual(['200', '404'], statuses)
+
     def test_real_neutron_replaces_the_stand_in(self):
         state = self.useFixture(fixtures.TempDir()).path
         qs = quickstart.Quickstart(state, nova_venv='nova',
@@ -99,7 +153,7 @@ class TestQuickstart(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
         self.state = self.useFixture(fixtures.TempDir()).path
@@ -112,7 +166,7 @@ class TestQuickstart(base.TestCase):
     def _main(self, command, *argv):
         # Options after the command, as tools/quickstart.sh passes them.
         if command == 'start':
-            argv += ('--glance-venv', str(cyborg_fixtures.Glance.VENV))
+            argv += ('--glance-venv', str(openstack_fixtures.Glance.VENV))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             rc = quickstart.main([command] + self.args + list(argv))
@@ -244,23 +298,31 @@ class TestQuickstart(base.TestCase):
         rc, status = self._main('status')
         for name in ('agent', 'api', 'conductor'):
             self.assertIn('%-12s running' % name, status)
-        # The API's workers run under a master process; the conductor's
-        # one worker and the agent run in the command's process.
+        # The API's workers run under a master process, and so do the
+        # conductor's, one per core; the agent runs in the command's
+        # process.
+        cores = len(os.sched_getaffinity(0))
+        conductor = 'cyborg-conductor --config-file'
+        if cores > 1:
+            conductor = 'cyborg-conductor: master process [' + conductor
         self._check_titles({
             'api': 'cyborg-api: master process [cyborg-api --config-file',
             'agent': 'cyborg-agent --config-file',
-            'conductor': 'cyborg-conductor --config-file'})
+            'conductor': conductor})
+        conf = configparser.ConfigParser(interpolation=None)
+        conf.read(os.path.join(self.state, 'cyborg.conf'))
+        self.assertEqual(str(cores), conf['conductor']['workers'])
 
     def test_keystone(self):
-        missing = cyborg_fixtures.Keystone.missing()
-        osc = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+        missing = openstack_fixtures.Keystone.missing()
+        osc = openstack_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
         if not missing and not osc.exists():
             missing = ('%s is missing: run tools/setup-client-venvs.sh' %
                        osc)
         if missing:
             self.skipTest(missing)
         rc, output = self._main('start', '--keystone', '--keystone-venv',
-                                str(cyborg_fixtures.Keystone.VENV))
+                                str(openstack_fixtures.Keystone.VENV))
         self.assertEqual(0, rc, output + self._logs())
         self._check_demo(output)
         rc, status = self._main('status')
@@ -307,9 +369,10 @@ class TestQuickstart(base.TestCase):
         self.assertIn('== stopping keystone (pid', output)
         self.assertEqual(3, self._main('status')[0])
 
+    @pytest.mark.long(minutes=3)
     def test_real_nova(self):
-        venv = cyborg_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
-        osc = cyborg_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
+        venv = openstack_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
+        osc = openstack_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'
         for needed in (venv / 'bin' / 'nova-compute', osc):
             if not needed.exists():
                 self.skipTest('%s is missing: run '

@@ -1,7 +1,7 @@
 #!/bin/bash
 #
 # Recorded stand-ins for the devstack functions the Cyborg devstack plugin
-# calls, for cyborg/tests/functional/test_devstack_plugin.py.
+# calls, for cyborg/tests/functional/devstack_plugin.py.
 #
 # Each stand-in of a devstack action appends a line to $STUB_LOG: its name
 # and its arguments, separated by tabs. Beyond that, iniset really writes

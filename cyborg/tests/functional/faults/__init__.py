@@ -26,9 +26,10 @@ from cyborg.objects import attach_handle as handle_obj
 from cyborg.objects import device_profile
 from cyborg.objects import nova_event as event_obj
 from cyborg import states
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
 from cyborg.tests.functional import services
+from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 
 #: A profile whose binds load a bitstream into the region first.
 BITSTREAM_PROFILE = 'fpga-bitstream'
@@ -44,15 +45,15 @@ class FaultTestCase(services.ServicesTestCase):
 
     def setUp(self):
         super().setUp()
-        missing = cyborg_fixtures.Glance.missing()
+        missing = openstack_fixtures.Glance.missing()
         if missing:
             self.skipTest(missing)
-        self.glance = self.useFixture(cyborg_fixtures.Glance())
+        self.glance = self.useFixture(openstack_fixtures.Glance())
         self.image = self.glance.add_image(b'green bitstream')
         self.gate = os.path.join(self.tmp, 'gate')
         # A tool left waiting by a killed agent ends with the test.
         self.addCleanup(self.open_gate)
-        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+        self.fpgaconf = self.useFixture(stand_ins.StandInTool(
             'fpgaconf', 'import os, time\n'
                         'while not os.path.exists(%r):\n'
                         '    time.sleep(0.05)' % self.gate))

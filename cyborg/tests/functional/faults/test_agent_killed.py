@@ -15,6 +15,7 @@ import signal
 import time
 
 from oslo_log import log
+import pytest
 
 from cyborg.common import placement_names
 from cyborg.objects import attach_handle as handle_obj
@@ -29,6 +30,7 @@ LOG = log.getLogger(__name__)
 NOTICE = 4
 
 
+@pytest.mark.long
 class TestAgentKilled(faults.FaultTestCase):
 
     def setUp(self):

@@ -15,6 +15,7 @@ import signal
 import time
 
 from oslo_log import log
+import pytest
 
 from cyborg.conductor import rpcapi
 from cyborg.tests import functional
@@ -25,6 +26,7 @@ LOG = log.getLogger(__name__)
 HOSTS = 2
 
 
+@pytest.mark.long
 class TestConductorKilled(faults.FaultTestCase):
 
     def setUp(self):

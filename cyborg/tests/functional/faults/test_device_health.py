@@ -38,8 +38,8 @@ from cyborg.objects import device as device_obj
 from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests.functional.conductor import test_notifications
+from cyborg.tests import openstack_fixtures
 from cyborg.tests import sysfs_tree
 
 CARD = '0000:5e:00.0'
@@ -50,8 +50,8 @@ class TestDeviceHealth(base.ConductorTestCase):
 
     def setUp(self):
         super().setUp()
-        self.placement = self.useFixture(cyborg_fixtures.Placement())
-        self.useFixture(cyborg_fixtures.NovaEvents())
+        self.placement = self.useFixture(openstack_fixtures.Placement())
+        self.useFixture(openstack_fixtures.NovaEvents())
         self.host = self.placement.hostname
         self.rp = self.placement.adapter()
         self.conf.config(driver=['messagingv2'], transport_url='fake://',

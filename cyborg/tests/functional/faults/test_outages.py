@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.parse
 
+import pytest
 import requests
 
 from cyborg.api import errors
@@ -169,6 +170,7 @@ class TestDatabaseOutagePostgreSQL(_DatabaseOutage, _ServicesOnDatabase):
     FIXTURE = test_concurrency.PostgreSQLFixture
 
 
+@pytest.mark.long
 class TestNovaOutage(_ServicesOnDatabase):
     """Nova is away while instances' ARQs are bound.
 
@@ -244,6 +246,7 @@ class _Retryable(Exception):
     """The service answered that the client may try again."""
 
 
+@pytest.mark.long(minutes=3)
 class TestRollingRestart(_ServicesOnDatabase):
     """Every service restarts, one by one, while clients bind and unbind."""
 

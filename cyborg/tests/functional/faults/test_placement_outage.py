@@ -15,6 +15,7 @@ import collections
 import time
 
 from oslo_log import log
+import pytest
 
 from cyborg import exception
 from cyborg import states
@@ -30,6 +31,7 @@ OUTAGE = functional.tunable('PLACEMENT_OUTAGE', 10)
 NEW_CARD = '0000:af:00.0'
 
 
+@pytest.mark.long
 class TestPlacementOutage(faults.FaultTestCase):
 
     def setUp(self):

@@ -27,6 +27,7 @@ import uuid
 import fixtures
 import kombu
 from oslo_log import log
+import pytest
 import testtools
 
 from cyborg.tests import functional
@@ -114,6 +115,7 @@ class RabbitNode(fixtures.Fixture):
 
 @testtools.skipIf(SERVER is None, 'needs rabbitmq-server for a node of its '
                                   'own')
+@pytest.mark.long
 class TestRabbitMQRestarted(faults.FaultTestCase):
 
     def setUp(self):

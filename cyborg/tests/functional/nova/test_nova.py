@@ -11,39 +11,26 @@
 # under the License.
 """Servers with accelerators booted through the real Nova.
 
-Nova 34 (api, conductor, scheduler, compute with the fake virt driver,
-from its own virtualenv: ``tools/setup-client-venvs.sh``) runs against the
-real Placement and Cyborg's API, conductor and agent as processes, the
-agent serving the quickstart's simulated host. The compute node is named
-by the host's FQDN while the agent's host is the short name, as on most
-real hosts. Each process talks over a RabbitMQ virtual host of its own.
+In the cloud of :mod:`cyborg.tests.functional.nova.real_nova`: boots, server
+actions, races for the last accelerator, binds failing or deleted while
+Nova waits, the audit against Nova's servers, and a card quarantined.
 """
 
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
 import pytest
 
-from cyborg.demo import nova
-from cyborg.demo import nova_sim
-from cyborg.demo import placement
-from cyborg.demo import quickstart
-from cyborg.demo import quickstart_demo
-from cyborg.demo import quickstart_host
-from cyborg.demo import sysfs
-from cyborg.tests import fixtures as cyborg_fixtures
 from cyborg.tests import functional
+from cyborg.tests.functional.nova import real_nova
+from cyborg.tests import sysfs
+from cyborg_quickstart import quickstart_host
 
-VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
-HOST = quickstart_demo.HOST
-NODENAME = HOST + '.example.org'
 FPGA = {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'}
 VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
 #: The simulated host's QAT card has two VFs: a Placement provider with
@@ -51,9 +38,6 @@ VGPU = {'resources:VGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required'}
 QAT = {'resources:CUSTOM_QAT': '1', 'trait:CUSTOM_QAT': 'required'}
 #: The simulated host's QAT card (:data:`quickstart_host.HOST_DEVICES`).
 QAT_CARD = quickstart_host.HOST_DEVICES[3][1]
-#: The agent reports every REPORT_INTERVAL seconds, and a recovered device
-#: leaves quarantine on the report that finds it healthy.
-REPORT_INTERVAL = 2
 #: What the stand-in ``fpgaconf`` of the slow binds says when it fails.
 REFUSED = 'the card refused the bitstream'
 #: A stand-in for ``fpgaconf`` that takes as long as the test wants: it
@@ -67,260 +51,13 @@ while not os.path.exists({gate!r}) and time.monotonic() < deadline:
     time.sleep(0.1)
 sys.exit("fpgaconf (slow test stand-in): {refused}")
 '''
-TIMEOUT = 120
-
-
-def _vhost(name):
-    url = functional.vhost(name)
-    if url is None:
-        raise RuntimeError('cannot make RabbitMQ virtual host %s' % name)
-    return url
-
-
-class _Quickstart(quickstart.Quickstart):
-    """The quickstart's services, health read every REPORT_INTERVAL."""
-
-    def _config(self, rabbit, db):
-        # oslo.config merges a section given twice, the later value winning.
-        return super()._config(rabbit, db) + '\n'.join([
-            '', '[agent]', 'report_interval = %d' % REPORT_INTERVAL,
-            '[conductor]', 'quarantine_quiet_period = 0', ''])
-
-
-class _Cloud:
-    """Placement, the image service, Cyborg and Nova, on loopback."""
-
-    def __init__(self):
-        self.tmp = tempfile.mkdtemp(prefix='cyborg-nova-')
-        suffix = uuid.uuid4().hex[:8]
-        self.vhosts = ['cyborg-nova-%s-%s' % (part, suffix)
-                       for part in ('cyborg', 'nova')]
-        self.quickstart = None
-        self.nova = None
-
-    def start(self):
-        cyborg_rabbit, nova_rabbit = (_vhost(v) for v in self.vhosts)
-        ports = functional.free_ports(5)
-        self.quickstart = _Quickstart(
-            os.path.join(self.tmp, 'cyborg'),
-            dict(zip(('api', 'placement', 'glance', 'nova'), ports)),
-            nodename=NODENAME, glance_venv=cyborg_fixtures.Glance.VENV)
-        self.nova = nova.NovaServices(
-            os.path.join(self.tmp, 'nova'), VENV,
-            {'api': ports[3], 'neutron': ports[4]},
-            self.quickstart.url('placement'),
-            self.quickstart.url('api') + '/v2',
-            self.quickstart.url('glance'), nova_rabbit, HOST,
-            nodename=NODENAME)
-        os.makedirs(self.nova.state, exist_ok=True)
-        self.nova.setup()
-        self.quickstart.start(cyborg_rabbit, register_host=False)
-        self.image = self.quickstart.demo.image('disk', b'a disk')
-        self.nova.start()
-        self.quickstart.demo.wait_for_devices(timeout=TIMEOUT)
-        self.compute = self.nova.adapter()
-        self.cyborg = nova_sim.cyborg_adapter(
-            self.quickstart.url('api') + '/v2')
-        self.placement = placement.adapter(self.quickstart.url('placement'),
-                                           '1.39')
-
-    def stop(self):
-        if self.nova is not None:
-            self.nova.stop()
-        if self.quickstart is not None:
-            self.quickstart.stop()
-        for vhost in self.vhosts:
-            functional.rabbitmqctl('delete_vhost', vhost)
-
-    def logs(self):
-        """The end of every service's log, for a failing test."""
-        return functional.log_tails((self.quickstart.path('logs'),
-                                     self.nova.path('logs')))
 
 
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # them all (tools/run-tests.sh: --dist loadgroup).
+@pytest.mark.long(minutes=6)
 @pytest.mark.xdist_group('nova')
-class TestRealNova(functional.ServicesTestCase):
-
-    cloud = None
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        if not os.path.exists(os.path.join(VENV, 'bin', 'nova-compute')):
-            cls.skip_reason = ('needs Nova %s in %s: run '
-                               'tools/setup-client-venvs.sh' % (
-                                   nova.NOVA_VERSION, VENV))
-            return
-        if functional.rabbitmqctl('status'):
-            cls.skip_reason = 'needs rabbitmqctl for virtual hosts'
-            return
-        cls.skip_reason = cyborg_fixtures.Glance.missing()
-        if cls.skip_reason:
-            return
-        cls.cloud = _Cloud()
-        try:
-            cls.cloud.start()
-        except Exception:
-            cls.start_logs = cls.cloud.logs() if cls.cloud.nova else ''
-            cls.cloud.stop()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.cloud is not None:
-            cls.cloud.stop()
-            if os.environ.get('CYBORG_TEST_KEEP_NOVA') is None:
-                shutil.rmtree(cls.cloud.tmp, ignore_errors=True)
-        super().tearDownClass()
-
-    def setUp(self):
-        super().setUp()
-        self.compute = self.cloud.compute
-        self.cyborg = self.cloud.cyborg
-        self.placement = self.cloud.placement
-
-    def logs(self):
-        return self.cloud.logs()
-
-    # --- helpers ----------------------------------------------------------
-
-    def _profile(self, groups):
-        name = 'p-' + uuid.uuid4().hex[:8]
-        response = self.cyborg.post('/device_profiles', json=[
-            {'name': name, 'groups': groups}])
-        self.assertEqual(201, response.status_code, response.text)
-        self.addCleanup(self.cyborg.delete, '/device_profiles/%s' % name)
-        return name
-
-    def _flavor(self, profile):
-        response = self.compute.post('/flavors', json={'flavor': {
-            'name': 'f-' + uuid.uuid4().hex[:8], 'ram': 64, 'vcpus': 1,
-            'disk': 0}})
-        self.assertEqual(200, response.status_code, response.text)
-        flavor = response.json()['flavor']['id']
-        response = self.compute.post('/flavors/%s/os-extra_specs' % flavor,
-                                     json={'extra_specs': {
-                                         'accel:device_profile': profile}})
-        self.assertEqual(200, response.status_code, response.text)
-        return flavor
-
-    def _create_server(self, flavor):
-        response = self.compute.post('/servers', json={'server': {
-            'name': 's-' + uuid.uuid4().hex[:8],
-            'imageRef': self.cloud.image['id'], 'flavorRef': flavor,
-            'networks': 'none'}})
-        self.assertEqual(202, response.status_code, response.text)
-        server = response.json()['server']['id']
-        self.addCleanup(self.compute.delete, '/servers/%s' % server)
-        return server
-
-    def _server(self, server):
-        response = self.compute.get('/servers/%s' % server)
-        self.assertEqual(200, response.status_code, response.text)
-        return response.json()['server']
-
-    def _wait_settled(self, server):
-        """The server once it has left BUILD and has no task."""
-        def settled():
-            found = self._server(server)
-            if found['status'] != 'BUILD' and not found.get(
-                    'OS-EXT-STS:task_state'):
-                return found
-            return None
-        return functional.wait('server %s settled' % server, settled,
-                               TIMEOUT)
-
-    def _wait_status(self, server, status):
-        def reached():
-            found = self._server(server)
-            if found['status'] == status and not found.get(
-                    'OS-EXT-STS:task_state'):
-                return found
-            if found['status'] == 'ERROR' and status != 'ERROR':
-                raise AssertionError('server %s failed: %s' % (
-                    server, found.get('fault')))
-            return None
-        return functional.wait('server %s %s' % (server, status), reached,
-                               TIMEOUT)
-
-    def _action(self, server, action, body=None):
-        response = self.compute.post('/servers/%s/action' % server,
-                                     json={action: body})
-        self.assertEqual(202, response.status_code, response.text)
-
-    def _delete_server(self, server):
-        response = self.compute.delete('/servers/%s' % server)
-        self.assertEqual(204, response.status_code, response.text)
-        functional.wait('server %s gone' % server, lambda: self.compute.get(
-            '/servers/%s' % server).status_code == 404)
-
-    def _arqs(self, server):
-        response = self.cyborg.get('/accelerator_requests',
-                                   params={'instance': server})
-        self.assertEqual(200, response.status_code, response.text)
-        return response.json()['arqs']
-
-    def _allocations(self, consumer):
-        response = self.placement.get('/allocations/%s' % consumer)
-        self.assertEqual(200, response.status_code, response.text)
-        return response.json()['allocations']
-
-    def _compute_rp(self):
-        response = self.placement.get('/resource_providers',
-                                      params={'name': NODENAME})
-        (rp,) = response.json()['resource_providers']
-        return rp['uuid']
-
-    def _assert_bound(self, server, groups):
-        """The server's ARQs, one per group, are Bound and allocated.
-
-        Each is on a child provider of the compute node, which has the
-        allocation of its group's resources.
-        """
-        arqs = self._arqs(server)
-        self.assertEqual(list(range(len(groups))), sorted(
-            a['device_profile_group_id'] for a in arqs))
-        compute_rp = self._compute_rp()
-        allocations = self._allocations(server)
-        for arq in arqs:
-            self.assertEqual(('Bound', NODENAME, server),
-                             (arq['state'], arq['hostname'],
-                              arq['instance_uuid']))
-            rp = self.placement.get('/resource_providers/%s' %
-                                    arq['device_rp_uuid']).json()
-            self.assertEqual(compute_rp, rp['parent_provider_uuid'])
-            group = groups[arq['device_profile_group_id']]
-            wanted = {key.split(':', 1)[1]: int(value)
-                      for key, value in group.items()
-                      if key.startswith('resources:')}
-            self.assertEqual(wanted, allocations[
-                arq['device_rp_uuid']]['resources'])
-        return arqs
-
-    def _driver_calls(self, server, call):
-        return [r['accel_info'] for r in self.cloud.nova.records()
-                if r['instance'] == server and r['call'] == call]
-
-    @staticmethod
-    def _handles(accel_info):
-        return sorted((a['uuid'], a['attach_handle_uuid'],
-                       json.dumps(a['attach_handle_info'], sort_keys=True))
-                      for a in accel_info)
-
-    def _handles_in_use(self):
-        """The uuids of the attach handles Cyborg's database has in use."""
-        db = sqlite3.connect(self.cloud.quickstart.path('cyborg.sqlite'))
-        try:
-            return {row[0] for row in db.execute(
-                'SELECT uuid FROM attach_handles WHERE in_use')}
-        finally:
-            db.close()
-
-    def _log(self, path):
-        with open(path, errors='replace') as f:
-            return f.read()
+class TestRealNova(real_nova.RealNovaTestCase):
 
     def _slow_binds(self):
         """Make FPGA programming wait until the returned gate opens.
@@ -370,7 +107,7 @@ class TestRealNova(functional.ServicesTestCase):
         :returns: the BindStarted ARQ.
         """
         functional.wait('fpgaconf started', lambda: os.path.exists(
-            gate + '.started'), TIMEOUT)
+            gate + '.started'), real_nova.TIMEOUT)
         (arq,) = self._arqs(server)
         self.assertEqual('BindStarted', arq['state'])
         waiting = ('Preparing to wait for external event '
@@ -378,16 +115,8 @@ class TestRealNova(functional.ServicesTestCase):
         functional.wait('nova-compute waiting for %s' % arq['uuid'],
                         lambda: waiting in self._log(
                             self.cloud.nova.path('logs', 'nova-compute.log')),
-                        TIMEOUT)
+                        real_nova.TIMEOUT)
         return arq
-
-    def _assert_released(self, server, handles=()):
-        """Nothing of ``server`` is left in Cyborg or Placement."""
-        self.assertEqual([], self._arqs(server))
-        self.assertEqual({}, self._allocations(server))
-        self.assertFalse(set(handles) & self._handles_in_use())
-
-    # --- tests ------------------------------------------------------------
 
     def test_boot_and_delete(self):
         profile = self._profile([FPGA])
@@ -513,7 +242,7 @@ class TestRealNova(functional.ServicesTestCase):
                          [a['state'] for a in self._arqs(server)])
         open(gate, 'w').close()
         functional.wait('server %s gone' % server, lambda: self.compute.get(
-            '/servers/%s' % server).status_code == 404, TIMEOUT)
+            '/servers/%s' % server).status_code == 404, real_nova.TIMEOUT)
         functional.wait('the ARQs deleted', lambda: not self._arqs(server))
         self._assert_released(server, claimed)
         # One failed event, taken by Nova: no retries, no errors.
@@ -576,7 +305,7 @@ class TestRealNova(functional.ServicesTestCase):
         response = self.cyborg.patch('/accelerator_requests', json={
             orphan: [{'path': '/' + key, 'op': 'add', 'value': value}
                      for key, value in (
-                         ('hostname', NODENAME),
+                         ('hostname', real_nova.NODENAME),
                          ('device_rp_uuid', arq['device_rp_uuid']),
                          ('instance_uuid', str(uuid.uuid4())))]})
         self.assertEqual(202, response.status_code, response.text)
@@ -619,7 +348,7 @@ class TestRealNova(functional.ServicesTestCase):
         self.assertEqual(2, len(vfs))
         # The agent's next pass reads the baseline, while the server boots.
         host.aer_errors(QAT_CARD)
-        baseline_read = time.monotonic() + REPORT_INTERVAL + 2
+        baseline_read = time.monotonic() + real_nova.REPORT_INTERVAL + 2
         flavor = self._flavor(self._profile([QAT]))
         running = self._create_server(flavor)
         self._wait_status(running, 'ACTIVE')
@@ -629,7 +358,7 @@ class TestRealNova(functional.ServicesTestCase):
         host.aer_errors(QAT_CARD, nonfatal=1)
         functional.wait('the QAT card quarantined', lambda: all(
             d['quarantined'] for d in self._qat_deployables().values()),
-            REPORT_INTERVAL * 5)
+            real_nova.REPORT_INTERVAL * 5)
         self.assertEqual({'unhealthy'}, {
             d['health'] for d in self._qat_deployables().values()})
 
@@ -639,7 +368,7 @@ class TestRealNova(functional.ServicesTestCase):
                 for rp in vfs)}
         # Placement is synced once the quarantine is stored.
         functional.wait('the QAT VFs reserved', lambda: unreserved() == {0},
-                        REPORT_INTERVAL * 5)
+                        real_nova.REPORT_INTERVAL * 5)
         self.assertIn('%s (%s)' % (arq['uuid'], running), self._log(
             self.cloud.quickstart.path('logs', 'conductor.log')))
         refused = self._create_server(flavor)
@@ -651,9 +380,10 @@ class TestRealNova(functional.ServicesTestCase):
         # No new error since: healthy on the next pass, released at once.
         functional.wait('the QAT card released', lambda: not any(
             d['quarantined'] for d in self._qat_deployables().values()),
-            REPORT_INTERVAL * 5)
+            real_nova.REPORT_INTERVAL * 5)
         functional.wait('the QAT VFs unreserved',
-                        lambda: unreserved() == {1}, REPORT_INTERVAL * 5)
+                        lambda: unreserved() == {1},
+                        real_nova.REPORT_INTERVAL * 5)
         landed = self._create_server(flavor)
         self._wait_status(landed, 'ACTIVE')
         self._assert_bound(landed, [QAT])

@@ -25,14 +25,14 @@ import shlex
 import sys
 
 from cyborg.common import pci_address
-from cyborg.demo import sysfs
+from cyborg.tests import sysfs
 
 #: Cards of every kind both 17.0.0 and this release drive, but two that
 #: 17.0.0 could not have offered: Huawei Ascend (its driver reports
 #: deployables without attributes, and its agent then reports nothing at
 #: all) and NVMe drives (its SSD driver takes Inspur's only, and its
 #: Inspur FPGA driver reports those a second time, as FPGAs): ``(kind,
-#: address, options)`` as :func:`cyborg.demo.sysfs.build` takes them. A
+#: address, options)`` as :func:`cyborg.tests.sysfs.build` takes them. A
 #: kind whose card offers one accelerator has two cards, so that a server
 #: booted after the switch finds one free.
 DESCRIPTION = tuple(
@@ -170,6 +170,10 @@ def build(root):
         elif kind == 'intel_nic':
             net = tree.path(address, 'net')
             _link(tree, 'class/net', net, os.listdir(net)[0])
+        elif options.get('mdev_types'):
+            # 17.0.0 makes mediated devices through the mdev_bus class.
+            _link(tree, 'class/mdev_bus', os.path.dirname(
+                tree.path(address)), address)
     return tree
 
 
@@ -181,22 +185,41 @@ def _link(tree, where, directory, name):
 
 
 def write_tools(bin_dir):
-    """Write the stand-in ``lspci`` into ``bin_dir``."""
+    """Write the stand-ins ``lspci`` and ``fpgaconf`` into ``bin_dir``.
+
+    ``fpgaconf`` notes its arguments in ``fpgaconf.log`` there.
+    """
     os.makedirs(bin_dir, exist_ok=True)
-    path = os.path.join(bin_dir, 'lspci')
-    with open(path, 'w') as f:
-        f.write(_LSPCI.format(python=sys.executable, classes=_CLASSES,
-                              vendors=_VENDORS))
-    os.chmod(path, 0o755)
+    for name, text in (
+            ('lspci', _LSPCI.format(python=sys.executable, classes=_CLASSES,
+                                    vendors=_VENDORS)),
+            ('fpgaconf', '#!/bin/sh\necho "$@" >> %s\n' % shlex.quote(
+                os.path.join(bin_dir, 'fpgaconf.log')))):
+        path = os.path.join(bin_dir, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+
+
+def programmed(bin_dir):
+    """The argument lists ``fpgaconf`` was run with, as lines."""
+    try:
+        with open(os.path.join(bin_dir, 'fpgaconf.log')) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
 
 
 def command(argv, root, hostname, bin_dir):
     """``argv`` run on the simulated host under ``root`` named ``hostname``.
 
-    ``bin_dir`` (see :func:`write_tools`) comes first on ``PATH``.
+    ``bin_dir`` (see :func:`write_tools`) comes first on ``PATH``, and
+    its files show in ``/usr/bin`` too (an overlay), where 17.0.0's Intel
+    FPGA driver runs ``/usr/bin/fpgaconf``.
     """
     script = ('mount --bind {root} /sys && hostname {host} && '
-              'PATH={bin}:$PATH exec "$@"').format(
+              'mount -t overlay overlay -o lowerdir={bin}:/usr/bin /usr/bin '
+              '&& PATH={bin}:$PATH exec "$@"').format(
         root=shlex.quote(root), host=shlex.quote(hostname),
         bin=shlex.quote(bin_dir))
     return ['unshare', '--mount', '--uts', '--propagation', 'private',

@@ -20,6 +20,7 @@ running, says what to upgrade, and reports once our conductor answers.
 """
 
 from oslo_messaging import target as messaging_target
+import pytest
 
 from cyborg.common import service
 from cyborg.conductor import rpcapi
@@ -49,6 +50,7 @@ class _OlderConductor:
         pass
 
 
+@pytest.mark.long(minutes=3)
 class TestMixedReleases(services.ServicesTestCase):
 
     def setUp(self):

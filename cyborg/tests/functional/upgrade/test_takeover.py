@@ -26,12 +26,13 @@ the same configuration. The running servers keep their devices, the same
 flavors boot new servers onto the same providers, no device is recorded
 twice, and no provider loses a trait. Then its rollback: stop ours,
 restore the backup, start 17.0.0 again, which still serves and boots.
+The services' steps are :mod:`upgrade_steps`; what the test reads of the
+cloud, :mod:`cloud_view`.
 """
 
-import json
 import os
 import subprocess
-import sys
+import time
 import urllib.parse
 import uuid
 
@@ -42,44 +43,22 @@ import requests
 import sqlalchemy as sa
 import testtools
 
-from cyborg.common import pci_address
 from cyborg.db import api as db_api
-from cyborg.demo import nova
-from cyborg.demo import privsep as demo_privsep
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.objects import host as host_obj
 from cyborg.tests import functional
 from cyborg.tests.functional.db import test_cyborg17
 from cyborg.tests.functional import services
+from cyborg.tests.functional.upgrade import boot_loop
+from cyborg.tests.functional.upgrade import cloud_view
 from cyborg.tests.functional.upgrade import legacy_host
+from cyborg.tests.functional.upgrade import upgrade_steps
+from cyborg.tests import openstack_fixtures
+from cyborg_quickstart import nova
 
 NOVA_VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
 VENV = test_cyborg17.VENV
-#: (``[DEFAULT] host``, Nova's compute node, the name 17.0.0's agent is
-#: told to use for it in Placement: ``[agent] resource_provider_name``,
-#: whose default is the FQDN).
-HOSTS = (('compute-s', 'compute-s.example.org', 'compute-s.example.org'),
-         ('compute-f.example.org', 'compute-f', 'compute-f'))
-TIMEOUT = 180
-#: Who 17.0.0's API takes every request to be: its paste pipeline with
-#: the stand-in for keystonemiddleware that Nova's API runs behind
-#: (:func:`cyborg.demo.nova_runner.auth_filter_factory`).
-_PASTE = '''[pipeline:main]
-pipeline = request_id testauth api_v2
-
-[app:api_v2]
-paste.app_factory = cyborg.api.app:app_factory
-
-[filter:testauth]
-paste.filter_factory = nova_runner:auth_filter_factory
-
-[filter:request_id]
-paste.filter_factory = oslo_middleware:RequestId.factory
-'''
-
-
-def _token_auth(url):
-    return {'auth_type': 'admin_token', 'endpoint': url,
-            'token': nova.TOKEN, 'endpoint_override': url}
+HOSTS = cloud_view.HOSTS
+TIMEOUT = upgrade_steps.TIMEOUT
 
 
 class _EmptyMariaDB(test_fixtures.MySQLOpportunisticFixture):
@@ -89,8 +68,11 @@ class _EmptyMariaDB(test_fixtures.MySQLOpportunisticFixture):
         return db_api.main_context_manager
 
 
-@pytest.mark.xdist_group('nova')
-class TestTakeover(services.ServicesTestCase):
+# Its own Nova, apart from the other tests': on a worker of its own.
+@pytest.mark.long(minutes=7)
+@pytest.mark.xdist_group('takeover')
+class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
+                   services.ServicesTestCase):
 
     FIXTURE = _EmptyMariaDB
 
@@ -109,11 +91,13 @@ class TestTakeover(services.ServicesTestCase):
         self.api_port, nova_port, neutron_port = functional.free_ports(3)
         self.legacy_url = 'http://127.0.0.1:%d%s/v2' % (
             self.api_port, legacy_host.PREFIX)
-        if cyborg_fixtures.Glance.missing():
-            self.skipTest(cyborg_fixtures.Glance.missing())
-        glance = self.useFixture(cyborg_fixtures.Glance(self.conf))
+        if openstack_fixtures.Glance.missing():
+            self.skipTest(openstack_fixtures.Glance.missing())
+        glance = self.useFixture(openstack_fixtures.Glance(self.conf))
         self.image_id = glance.add_image(b'a disk', name='disk', tags=())[
             'id']
+        self.glance_url = glance.url
+        self.bitstream_id = glance.add_image()['id']
         self.nova_services = nova.NovaServices(
             os.path.join(self.tmp, 'nova'), NOVA_VENV,
             {'api': nova_port, 'neutron': neutron_port}, self.placement.url,
@@ -121,6 +105,7 @@ class TestTakeover(services.ServicesTestCase):
             HOSTS[0][0], nodename=HOSTS[0][1])
         self.addCleanup(self.nova_services.stop)
         self.addOnException(self._nova_logs)
+        self.addOnException(self._our_logs)
         self.nova_services.setup()
         # 17.0.0's API imports the stand-in for keystonemiddleware from
         # there; nothing of ours is on its path.
@@ -156,156 +141,21 @@ class TestTakeover(services.ServicesTestCase):
         return urllib.parse.urlsplit(functional.RABBIT_URL)._replace(
             path='/' + vhost).geturl()
 
+    def _our_logs(self, exc_info):
+        for name in sorted(os.listdir(self.tmp)):
+            if name.endswith('.log'):
+                with open(os.path.join(self.tmp, name),
+                          errors='replace') as f:
+                    self.addDetail(name, testtools.content.text_content(
+                        ''.join(line for line in f if ' DEBUG ' not in line
+                                )[-20000:]))
+
     def _nova_logs(self, exc_info):
         for name in sorted(os.listdir(self.nova_services.path('logs'))):
             with open(self.nova_services.path('logs', name),
                       errors='replace') as f:
                 self.addDetail(name, testtools.content.text_content(
                     ''.join(f.readlines()[-100:])))
-
-    # --- 17.0.0 -----------------------------------------------------------
-
-    def _legacy_config(self):
-        """17.0.0's configuration: what ``/etc/cyborg/cyborg.conf`` holds.
-
-        :returns: {host: its sections} for the agents, ``None`` for the
-            API and conductor.
-        """
-        paste = os.path.join(self.tmp, 'api-paste.ini')
-        with open(paste, 'w') as f:
-            f.write(_PASTE)
-        common = {
-            'DEFAULT': {'transport_url': self.rabbit, 'debug': 'true',
-                        'periodic_interval': 2},
-            'database': {'connection': self.db_url},
-            'placement': _token_auth(self.placement.url),
-            'nova': _token_auth(self.nova_services.url),
-            'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
-                    'api_workers': 1, 'api_paste_config': paste},
-        }
-        confs = {None: common}
-        for host, _node, rp_name in HOSTS:
-            conf_path = os.path.join(self.tmp, 'legacy-%s.conf' % host)
-            confs[host] = services.merged(services.merged(
-                common, legacy_host.CONFIG), {
-                'DEFAULT': {'host': host},
-                'agent': {'resource_provider_name': rp_name},
-                'cyborg_sys_admin': {'helper_command': '%s --config-file %s'
-                                     % (VENV / 'bin' / 'privsep-helper',
-                                        conf_path)}})
-        return confs
-
-    def _legacy_command(self, name):
-        return [str(VENV / 'bin' / name)]
-
-    def start_legacy(self):
-        """17.0.0's API, conductor and an agent on each simulated host.
-
-        Each agent starts once the one before has reported its host:
-        17.0.0's conductor drops a device whose trait another report
-        created a moment before (Placement answers 204, not 201), and
-        its agents report again only a minute later.
-
-        :returns: their processes.
-        """
-        processes = [
-            self._start_legacy(legacy_host.api_command(
-                VENV / 'bin' / 'python', self.api_port), 'legacy-api', None),
-            self._start_legacy('cyborg-conductor', 'legacy-conductor',
-                               None)]
-        for count, (host, _node, _name) in enumerate(HOSTS, 1):
-            processes.append(self._start_legacy(
-                legacy_host.command(
-                    self._legacy_command('cyborg-agent'),
-                    self.trees[host].root, host, self.bin_dir),
-                'legacy-%s' % host, host))
-            functional.wait('17.0.0 reporting %s' % host,
-                            lambda: self.reported(HOSTS[:count]), TIMEOUT)
-        functional.wait('17.0.0 cyborg-api serving', lambda: self._get(
-            self.legacy_url), TIMEOUT)
-        return processes
-
-    def _start_legacy(self, command, name, host):
-        if isinstance(command, str):
-            command = self._legacy_command(command)
-        return self.start_service(command, name, self.legacy_conf[host])
-
-    # --- HTTP -------------------------------------------------------------
-
-    def _get(self, url, **params):
-        try:
-            response = requests.get(url, params=params, timeout=30, headers={
-                'OpenStack-API-Version': 'accelerator 2.0'})
-        except requests.ConnectionError:
-            return None
-        return response.json() if response.status_code == 200 else None
-
-    def _one(self, path, params):
-        response = self.rp.get(path, params=params)
-        self.assertEqual(200, response.status_code, response.text)
-        [found] = response.json()['resource_providers']
-        return found
-
-    def _traits(self, rp_uuid):
-        response = self.rp.get('/resource_providers/%s/traits' % rp_uuid)
-        self.assertEqual(200, response.status_code, response.text)
-        return set(response.json()['traits'])
-
-    def providers(self):
-        """{uuid: (name, inventories, traits)} of the devices' providers."""
-        found = {}
-        for host in self.compute_rps:
-            response = self.rp.get('/resource_providers', params={
-                'in_tree': self.compute_rps[host]})
-            for rp in response.json()['resource_providers']:
-                if rp['uuid'] == self.compute_rps[host]:
-                    continue
-                inventories = self.rp.get(
-                    '/resource_providers/%s/inventories' % rp['uuid']).json()
-                found[rp['uuid']] = (rp['name'], {
-                    rc: inv['total'] for rc, inv in
-                    inventories['inventories'].items()},
-                    self._traits(rp['uuid']))
-        return found
-
-    def allocations(self, consumer):
-        response = self.rp.get('/allocations/%s' % consumer)
-        self.assertEqual(200, response.status_code, response.text)
-        return {rp: alloc['resources'] for rp, alloc in
-                response.json()['allocations'].items()}
-
-    # --- what 17.0.0 made, from its database ------------------------------
-
-    def rows(self, query):
-        with self.engine.connect() as connection:
-            return [row._asdict() for row in connection.execute(
-                sa.text(query))]
-
-    def legacy_groups(self):
-        """{flavor name: (host, device profile group)}.
-
-        Each group asks for the resource class and every trait 17.0.0
-        gave a deployable, as an operator's device profile names them:
-        one group for each host and set of those, so that the cards of a
-        kind, alike, answer the same group.
-        """
-        deployables = {}
-        for row in self.rows(
-                'SELECT d.id, v.hostname, a.`key`, a.value FROM deployables '
-                'd JOIN devices v ON v.id = d.device_id JOIN attributes a '
-                'ON a.deployable_id = d.id ORDER BY d.id'):
-            deployables.setdefault((row['id'], row['hostname']), []).append(
-                (row['key'], row['value']))
-        groups = {}
-        for (_id, hostname), pairs in deployables.items():
-            group = {'resources:%s' % value: '1'
-                     for key, value in pairs if key == 'rc'}
-            group.update({'trait:%s' % value: 'required'
-                          for key, value in pairs
-                          if key != 'rc' and value != 'OWNER_CYBORG'})
-            if (hostname, group) not in groups.values():
-                groups['f-%d' % len(groups)] = (hostname, group)
-        return groups
 
     # --- Nova -------------------------------------------------------------
 
@@ -352,118 +202,16 @@ class TestTakeover(services.ServicesTestCase):
                               s.get('fault', {}).get('message'))
             for server, s in found.items() if s['status'] != 'ACTIVE'})
 
-    def server_arqs(self, url, servers):
-        """{server: [(device_rp_uuid, attach handle)]} from an API."""
-        found = {}
-        for server in servers:
-            arqs = self._get(url + '/accelerator_requests',
-                             instance=server)['arqs']
-            found[server] = sorted(
-                (arq['device_rp_uuid'], arq['attach_handle_type'],
-                 json.dumps(arq['attach_handle_info'], sort_keys=True)
-                 if isinstance(arq['attach_handle_info'], dict)
-                 else arq['attach_handle_info'], arq['state'])
-                for arq in arqs)
-        return found
-
-    def devices(self):
-        """[(compute node, PCI address)] of every device row, sorted.
-
-        A row is named by its host as either release records it; its
-        address is None while 17.0.0 has yet to write its control path.
-        """
-        nodes = {name: node for host, node, _rp in HOSTS
-                 for name in (host, node)}
-        return sorted(
-            ((nodes[row['hostname']], pci_address.address_of(
-                json.loads(row['cpid_info'] or 'null')))
-             for row in self.rows(
-                'SELECT d.hostname, c.cpid_info FROM devices d LEFT JOIN '
-                'controlpath_ids c ON c.device_id = d.id')),
-            key=lambda device: (device[0], device[1] or ''))
-
-    def deployables(self):
-        """{(uuid, provider)} of every deployable, as the API shows them.
-
-        Not their names: 17.0.0 named deployables after ``[DEFAULT] host``
-        (or the system's host name), Cyborg's API shows them under the
-        compute node's name, and the two differ in both setups here
-        (doc/source/admin/upgrades.rst, "Deployable names");
-        test_cyborg17_wire compares the names where they are the same.
-        """
-        return {(d['uuid'], d['rp_uuid']) for d in self._get(
-            self.legacy_url + '/deployables')['deployables']}
-
-    def reported(self, hosts=HOSTS):
-        """17.0.0 recorded every device of ``hosts``, with providers."""
-        nodes = {node for _host, node, _rp in hosts}
-        return [device for device in self.devices()
-                if device[0] in nodes] == sorted(
-            (node, address) for _host, node, _rp in hosts
-            for address in legacy_host.addresses()) and all(
-            row['rp_uuid'] for row in self.rows(
-                'SELECT rp_uuid FROM deployables'))
-
-    # --- the upgrade guide ------------------------------------------------
-
-    def stop_all(self, processes):
-        for process in processes:
-            process.stop()
-
-    def dump_database(self):
-        url = sa.engine.make_url(self.db_url)
-        with open(self.backup, 'w') as out:
-            subprocess.run(
-                ['mysqldump', '--single-transaction', '--routines', '-h',
-                 url.host, '-u', url.username, url.database], stdout=out,
-                check=True)
-
-    def restore_database(self):
-        url = sa.engine.make_url(self.db_url)
-        with open(self.backup) as backup:
-            subprocess.run(['mysql', '-h', url.host, '-u', url.username,
-                            url.database], stdin=backup, check=True)
-
-    def dbsync(self, conf_path):
-        result = subprocess.run(
-            [sys.executable, '-c', 'import sys; from cyborg.cmd import '
-             'dbsync; sys.exit(dbsync.main())', '--config-file', conf_path,
-             'upgrade'], capture_output=True, text=True)
-        self.assertEqual(0, result.returncode, result.stderr)
-
-    def start_ours(self):
-        """Our services with 17.0.0's configuration, and what ours adds."""
-        common = self.legacy_conf[None]
-        processes = [self.start_service(
-            'cyborg-conductor', 'conductor', services.merged(common, {
-                'DEFAULT': {'host': 'conductor'},
-                'conductor': {'workers': 1, 'reconcile_interval': 1},
-                'nova': {'endpoint': self.nova_services.url}}))]
-        processes.append(self.start_service(
-            legacy_host.api_command(sys.executable, self.api_port), 'api',
-            services.merged(common, {'api': {'auth_strategy': 'noauth'}})))
-        for host, _node, _name in HOSTS:
-            processes.append(self.start_service(
-                'cyborg-agent', host, services.merged(
-                    self.legacy_conf[host], {
-                        'agent': {
-                            'enabled_drivers': ','.join(OUR_DRIVERS),
-                            'sysfs_root': self.trees[host].root,
-                            'report_interval': 1,
-                            'placement_wait_interval': 1,
-                            'enable_hotplug_monitor': 'false'}}),
-                demo_privsep.config_lines(
-                    os.path.join(self.tmp, host + '.conf'))))
-        functional.wait('our cyborg-api serving', lambda: self._get(
-            self.legacy_url), TIMEOUT)
-        return processes
-
     # --- the rehearsal ----------------------------------------------------
 
-    def test_switch_and_roll_back(self):
+    def test_live_takeover_and_roll_back(self):
         self.dbsync_legacy()
         legacy = self.start_legacy()
         groups = self.legacy_groups()
+        for name, (hostname, group) in list(groups.items()):
+            if any('INTEL' in key for key in group if 'FPGA' in key):
+                groups['p' + name] = (hostname, dict(group, **{
+                    'accel:bitstream_id': self.bitstream_id}))
         flavors = {}
         for name, (hostname, group) in groups.items():
             self.profile(name, group)
@@ -471,10 +219,12 @@ class TestTakeover(services.ServicesTestCase):
             flavors[name] = (self.flavor(name, name, node), node)
         # 17.0.0 binds a vGPU by asking the agent at Nova's node name to
         # make the mdev, while its agent listens at [DEFAULT] host: where
-        # the two differ (both setups here) no vGPU was ever bound.
-        held = {self.boot(flavor, node): name
-                for name, (flavor, node) in flavors.items()
-                if 'resources:VGPU' not in groups[name][1]}
+        # the two differ (both setups here) no vGPU was ever bound. Nor
+        # does it program with the token Nova's request has here.
+        served = sorted(name for name, (_h, group) in groups.items()
+                        if 'resources:VGPU' not in group and
+                        'accel:bitstream_id' not in group)
+        held = {self.boot(*flavors[name]): name for name in served}
         self.wait_active(held, groups)
         before = self.server_arqs(self.legacy_url, held)
         held_allocations = {server: self.allocations(server)
@@ -482,16 +232,37 @@ class TestTakeover(services.ServicesTestCase):
         providers = self.providers()
         devices = self.devices()
         deployables = self.deployables()
+        loop = boot_loop.BootLoop(
+            self.nova_services.adapter(), self.image_id,
+            [(name,) + flavors[name] for name in served], '17.0.0', TIMEOUT)
+        self.addCleanup(loop.stop)
+        loop.start()
+        functional.wait('boots under 17.0.0', lambda: len(loop.attempts) >= 2,
+                        TIMEOUT)
 
-        # The switch, as the upgrade guide has it.
-        self.stop_all(legacy)
+        # The controllers, in kolla-ansible's order: the database converted
+        # while 17.0.0's API, conductor and agents run, then the API and
+        # conductor restarted as ours; the agents keep running.
         self.dump_database()
+        loop.phase = 'switch'
+        window = time.monotonic()
         self.dbsync(self.write_conf('dbsync', self.legacy_conf[None]))
-        ours = self.start_ours()
-        functional.wait('our agents reporting both hosts', lambda: set(
-            self.compute_rps.values()) <= {row['compute_rp_uuid'] for row in
-                                           self.rows('SELECT compute_rp_uuid '
-                                                     'FROM hosts')}, TIMEOUT)
+        for process in legacy[:2]:
+            process.stop()
+        ours = self.start_controllers()
+        functional.wait('our conductor serving both 17.0.0 agents', lambda: {
+            row['hostname'] for row in self.rows(
+                'SELECT hostname, compute_rp_name FROM hosts')
+            if (row['compute_rp_name'] or '').startswith(
+                host_obj.CYBORG17_AGENT)} == {n for _h, n, _r in HOSTS},
+            TIMEOUT)
+        window = time.monotonic() - window
+        # Nova does not ask again to delete the requests of a server
+        # deleted while no API answered: the audit releases them.
+        self.assertIn(self.audit('--heal').returncode, (0, 1))
+        loop.phase = 'mixed'
+        loop.boot_also((name,) + flavors[name] for name in sorted(groups)
+                       if name not in served)
 
         # The running servers keep their devices: the same providers, the
         # same handles, the same allocations.
@@ -508,15 +279,62 @@ class TestTakeover(services.ServicesTestCase):
             self.assertIn(rp_uuid, now)
             self.assertEqual(inventories, now[rp_uuid][1], name)
             self.assertLessEqual(traits, now[rp_uuid][2], name)
-        # The same flavors boot new servers onto the same providers.
-        booted = {self.boot(flavor, node): name
-                  for name, (flavor, node) in flavors.items()}
-        self.wait_active(booted, groups)
-        for server, arqs in self.server_arqs(
-                self.legacy_url, booted).items():
-            for rp_uuid, _type, _info, state in arqs:
-                self.assertEqual('Bound', state)
-                self.assertIn(rp_uuid, providers)
+        # With 17.0.0's agents, every flavor boots on both hosts onto the
+        # same providers, vGPUs and programmed FPGAs included: those with
+        # a bitstream after the others, since they take the same cards.
+        loop.pause()
+        for wave in (False, True):
+            booted = {self.boot(*flavors[name]): name
+                      for name, (_h, group) in groups.items()
+                      if ('accel:bitstream_id' in group) is wave}
+            self.wait_active(booted, groups)
+            for server, arqs in self.server_arqs(
+                    self.legacy_url, booted).items():
+                for rp_uuid, _type, _info, state in arqs:
+                    self.assertEqual('Bound', state)
+                    self.assertIn(rp_uuid, providers)
+            self.delete(booted)
+        self.assertEqual(len(HOSTS), len(legacy_host.programmed(
+            self.bin_dir)))
+        loop.resume()
+        self.hotplug(HOSTS[0])
+
+        # Then the compute hosts, one by one.
+        for host, _node, _name in HOSTS:
+            loop.phase = 'agent on %s' % host
+            legacy[2 + HOSTS.index((host, _node, _name))].stop()
+            ours.append(self.start_our_agent(host))
+            functional.wait('our agent in charge of %s' % host, lambda: all(
+                row['compute_rp_name'] and not row['compute_rp_name'].
+                startswith(host_obj.CYBORG17_AGENT) for row in self.rows(
+                    "SELECT compute_rp_name FROM hosts WHERE hostname = "
+                    "'%s'" % _node)), TIMEOUT)
+        loop.phase = 'upgraded'
+        functional.wait('every flavor booted once upgraded', lambda: {
+            a.flavor for a in loop.attempts if a.phase == 'upgraded'} ==
+            set(groups), TIMEOUT * 2)
+        loop.stop()
+        # The figures of the upgrade guide (pytest -s shows them).
+        figures = 'switch window %.1f s\n%s' % (window, '\n'.join(
+            '%s: %d attempted, %d failed' % (phase, *counts)
+            for phase, counts in loop.summary().items()))
+        print(figures)
+        self.addDetail('boots', testtools.content.text_content(figures))
+        self.assertEqual([], [a for a in loop.attempts
+                              if not a.ok and a.phase != 'switch'])
+        self.assertEqual(before, self.server_arqs(self.legacy_url, held))
+        # Nothing of the loop's servers holds a device: no bound request,
+        # no handle in use. A boot that failed in the switch window may
+        # leave a request that holds nothing (never bound).
+        left = [(row['instance_uuid'], row['state']) for row in self.rows(
+            'SELECT instance_uuid, state, attach_handle_id FROM '
+            'accelerator_requests') if row['instance_uuid'] not in held and
+            (row['state'] == 'Bound' or row['attach_handle_id'])]
+        self.assertEqual([], left)
+        self.assertEqual(self.rows(
+            'SELECT count(*) AS n FROM accelerator_requests WHERE '
+            'attach_handle_id IS NOT NULL'), self.rows(
+            'SELECT count(*) AS n FROM attach_handles WHERE in_use'))
 
         # The rollback: stop ours, restore the backup, start 17.0.0.
         self.stop_all(ours)
@@ -531,17 +349,30 @@ class TestTakeover(services.ServicesTestCase):
         self.assertEqual(devices, self.devices())
         self.assertEqual(deployables, self.deployables())
 
-    def dbsync_legacy(self):
-        result = subprocess.run(
-            self._legacy_command('cyborg-dbsync') + [
-                '--config-file', self.write_conf('legacy-dbsync', {
-                    'database': {'connection': self.db_url}}), 'upgrade'],
-            capture_output=True, text=True)
-        self.assertEqual(0, result.returncode, result.stderr)
+    def hotplug(self, host_entry):
+        """A card added on a 17.0.0 host is offered; removed, it leaves."""
+        host, node, _name = host_entry
+        address = '0000:19:00.0'
 
+        def shown():
+            return ((node, address) in self.devices(), len(self.rp.get(
+                '/resource_providers', params={
+                    'in_tree': self.compute_rps[host]}).json()[
+                'resource_providers']), len(self._get(
+                    self.legacy_url + '/devices')['devices']))
+        was = shown()
+        self.trees[host].add_pci(address, vendor='1d0f', product='efa1',
+                                 class_code='020000')
+        functional.wait('the new card offered', lambda: shown() == (
+            True, was[1] + 1, was[2] + 1), TIMEOUT)
+        self.trees[host].remove_pci(address)
+        functional.wait('the card gone', lambda: shown() == was, TIMEOUT)
 
-#: Our drivers of the same kinds.
-OUR_DRIVERS = (
-    'intel_fpga_driver', 'xilinx_fpga_driver', 'inspur_fpga_driver',
-    'nvidia_gpu_driver', 'generic_pci_driver', 'intel_nic_driver',
-    'intel_qat_driver', 'nvme_ssd_driver', 'fake_driver')
+    def delete(self, servers):
+        for server in servers:
+            response = self.compute.delete('/servers/%s' % server)
+            self.assertEqual(204, response.status_code, response.text)
+        functional.wait('servers deleted', lambda: all(
+            self.compute.get('/servers/%s' % server,
+                             raise_exc=False).status_code == 404
+            for server in servers), TIMEOUT)

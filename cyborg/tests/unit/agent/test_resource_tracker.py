@@ -20,6 +20,7 @@ from cyborg.drivers import report
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 
 HOST = [
@@ -42,7 +43,7 @@ class TestResourceTracker(base.TestCase):
         self.tree = self.useFixture(
             sysfs_tree.SimulatedHost(self.conf, HOST)).tree
         self.useFixture(fixtures.RPC())
-        self.conductor = self.useFixture(fixtures.StandInConductor()).endpoint
+        self.conductor = self.useFixture(stand_ins.StandInConductor()).endpoint
         self.tracker = resource_tracker.ResourceTracker(
             'host1', drivers_base.load(['intel_fpga_driver',
                                         'intel_qat_driver']),

@@ -19,6 +19,7 @@ from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import fixtures
 from cyborg.tests import rpc_contract
+from cyborg.tests import stand_ins
 
 
 class TestAgentRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
@@ -52,7 +53,7 @@ class TestAgentRPCAPI(rpc_contract.RPCAPIContract, base.TestCase):
 
     def test_program_sends_allow_shell_from_1_1(self):
         self.useFixture(fixtures.RPC())
-        agent = self.useFixture(fixtures.StandInAgent('host9')).endpoint
+        agent = self.useFixture(stand_ins.StandInAgent('host9')).endpoint
         api = rpcapi.AgentAPI()
         api.program(self.context, 'host9', 'region', bitstream_id='b',
                     allow_shell=True)

@@ -27,6 +27,7 @@ from cyborg import exception
 from cyborg.objects import base as objects_base
 from cyborg.tests import base
 from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests import sysfs_tree
 
 GPU = '0000:3b:00.0'
@@ -67,7 +68,7 @@ class TestWaitForComputeNode(base.TestCase):
                          placement_wait_interval=1, group='agent')
 
     def test_waits_until_placement_knows_it(self):
-        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+        conductor = self.useFixture(stand_ins.StandInConductor(
             not_found=1, known={'compute1.example.org'})).endpoint
         self.assertEqual('compute1.example.org', service.wait_for_compute_node(
             conductor_rpcapi.ConductorAPI()))
@@ -83,7 +84,7 @@ class TestWaitForComputeNode(base.TestCase):
         self.assertNotIn('using compute1', self.log.output)
 
     def test_falls_back_to_the_host(self):
-        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+        conductor = self.useFixture(stand_ins.StandInConductor(
             known={'compute1'})).endpoint
         self.assertEqual('compute1', service.wait_for_compute_node(
             conductor_rpcapi.ConductorAPI()))
@@ -95,7 +96,7 @@ class TestWaitForComputeNode(base.TestCase):
     def test_name_no_conductor_serves_yet_is_passed_over(self):
         # On the agents' topics a name that no conductor serves is
         # refused at once: Placement did not know it at their last pass.
-        conductor = self.useFixture(cyborg_fixtures.StandInConductor(
+        conductor = self.useFixture(stand_ins.StandInConductor(
             hosts=('compute1',))).endpoint
         self.assertEqual('compute1', service.wait_for_compute_node(
             conductor_rpcapi.AgentConductorAPI()))
@@ -117,7 +118,7 @@ class TestWaitForComputeNode(base.TestCase):
 
     def test_gives_up_after_the_retries(self):
         self.conf.config(placement_wait_retries=0, group='agent')
-        self.useFixture(cyborg_fixtures.StandInConductor(not_found=5))
+        self.useFixture(stand_ins.StandInConductor(not_found=5))
         self.assertRaises(exception.ResourceProviderNotFound,
                           service.wait_for_compute_node,
                           conductor_rpcapi.ConductorAPI())
@@ -154,7 +155,7 @@ class TestWaitForComputeNode(base.TestCase):
                 break
             waiting.join(0.1)
         older.stop()
-        self.useFixture(cyborg_fixtures.StandInConductor(
+        self.useFixture(stand_ins.StandInConductor(
             known={'compute1.example.org'}))
         waiting.join(30)
         self.assertEqual(['compute1.example.org'], found)
@@ -207,7 +208,7 @@ class TestAgentService(base.TestCase):
                          group='gpu_devices')
         self.useFixture(cyborg_fixtures.RPC())
         self.conductor = self.useFixture(
-            cyborg_fixtures.StandInConductor()).endpoint
+            stand_ins.StandInConductor()).endpoint
         agent = service.AgentService(
             drivers_base.load(['fake_driver', 'nvidia_gpu_driver']),
             host='host1')

@@ -14,7 +14,7 @@
 from cyborg.clients import glance
 from cyborg import context
 from cyborg.tests import base
-from cyborg.tests import fixtures
+from cyborg.tests import openstack_fixtures
 
 GLOBAL_ID = 'req-5f0c0a3e-2a4b-4c8e-9d1f-6b7a8c9d0e1f'
 
@@ -23,7 +23,8 @@ class TestGetClient(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        fixtures.use_admin_token(self, 'glance', 'http://127.0.0.1:1', 'x')
+        openstack_fixtures.use_admin_token(self, 'glance',
+                                           'http://127.0.0.1:1', 'x')
 
     def test_connect_retries(self):
         self.assertIsNone(glance.get_client(self.conf.conf)

@@ -13,14 +13,15 @@
 
 from cyborg.clients import keystone
 from cyborg.tests import base
-from cyborg.tests import fixtures
+from cyborg.tests import openstack_fixtures
 
 
 class TestGetAdapter(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        fixtures.use_admin_token(self, 'nova', 'http://127.0.0.1:1', 'x')
+        openstack_fixtures.use_admin_token(self, 'nova',
+                                           'http://127.0.0.1:1', 'x')
 
     def test_same_options_same_adapter(self):
         first = keystone.get_adapter(self.conf.conf, 'nova')

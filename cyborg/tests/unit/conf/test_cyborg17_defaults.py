@@ -27,7 +27,7 @@ import subprocess
 import testtools
 
 from cyborg.conf import opts
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 
 GUIDE = (pathlib.Path(__file__).parents[4] / 'doc' / 'source' / 'admin' /
          'upgrades.rst')
@@ -56,7 +56,7 @@ print(json.dumps({'%s.%s' % (getattr(g, 'name', g) or 'DEFAULT', o.dest):
 
 def _installed_17_defaults():
     python = glob.glob(os.path.join(
-        cyborg_fixtures.VENVS, 'openstack-cyborg-17.0.0', 'bin', 'python'))
+        openstack_fixtures.VENVS, 'openstack-cyborg-17.0.0', 'bin', 'python'))
     if not python:
         return None
     # Isolated (-I): this checkout's cyborg must not be found first.

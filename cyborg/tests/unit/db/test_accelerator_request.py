@@ -53,6 +53,10 @@ class TestAcceleratorRequests(base.TestCase):
         self.assertEqual('fpga-dp1', got.device_profile.name)
         self.assertEqual(self.profile.groups[0], got.device_profile_group)
 
+    def _state(self, arq):
+        return db_api.get(self.admin_context, 'accelerator_request',
+                          arq.uuid).state
+
     def _statements(self):
         statements = []
         engine = db_api.get_engine()
@@ -145,13 +149,67 @@ class TestAcceleratorRequests(base.TestCase):
         self.assertEqual([(states.INITIAL, None), (states.UNBOUND, None)],
                          [(r.state, r.hostname) for r in rows])
 
-        started = arq_db.start_binds(
+        self.assertEqual(({}, []), arq_db.start_binds(
             self.admin_context, {unbound.uuid: (states.UNBOUND, values),
-                                 fresh.uuid: (states.INITIAL, values)})
-        self.assertEqual([unbound.uuid, fresh.uuid],
-                         [r.uuid for r in started])
+                                 fresh.uuid: (states.INITIAL, values)}))
+        rows = [db_api.get(self.admin_context, 'accelerator_request', u)
+                for u in (fresh.uuid, unbound.uuid)]
         self.assertEqual({(states.BIND_STARTED, 'host2')},
-                         {(r.state, r.hostname) for r in started})
+                         {(r.state, r.hostname) for r in rows})
+
+    def _bind_now(self, deployable_id, count=1):
+        arqs = db_utils.create_arqs(self.admin_context, self.profile,
+                                    count=count)
+        instance = uuidutils.generate_uuid()
+        self.statements = self._statements()
+        return arq_db.start_binds(
+            self.admin_context,
+            {a.uuid: (states.INITIAL, {'hostname': 'host1',
+                                       'instance_uuid': instance})
+             for a in arqs},
+            claims={a.uuid: deployable_id for a in arqs}, hold=60)
+
+    def test_start_binds_binds_at_once(self):
+        outcomes, events = self._bind_now(self.deployable.id)
+        # Moved to BindStarted; the tree locked and its mark read, a free
+        # handle found, the host's PCI handles locked, the handle claimed;
+        # Bound with it, and its event recorded; nothing read back.
+        self.assertEqual(['UPDATE', 'SELECT', 'SELECT', 'SELECT', 'UPDATE',
+                          'UPDATE', 'INSERT'],
+                         [s for s in self.statements if s != 'BEGIN'])
+        [(uuid, claim)] = outcomes.items()
+        row = db_api.get(self.admin_context, 'accelerator_request', uuid)
+        self.assertEqual((states.BOUND, claim.handle.id, True),
+                         (row.state, row.attach_handle_id, claim.bound))
+        self.assertEqual((row.attach_handle.uuid, 'PCI'),
+                         (claim.handle.uuid, claim.handle.attach_type))
+        # The event is held for the caller: no sender takes it meanwhile.
+        self.assertEqual([(row.instance_uuid, uuid, 'completed')],
+                         [(e.instance_uuid, e.arq_uuid, e.status)
+                          for e in events])
+        self.assertEqual([], nova_event_db.take_due(self.admin_context,
+                                                    10, 60))
+
+    def test_start_binds_at_once_all_or_none(self):
+        # Two handles for three binds: none is started.
+        self.assertRaises(exception.AttachHandleUnavailable, self._bind_now,
+                          self.deployable.id, count=3)
+        self.assertEqual({states.INITIAL}, {r.state for r in db_api.get_all(
+            self.admin_context, 'accelerator_request')})
+        self.assertEqual([], db_api.get_all(
+            self.admin_context, 'attach_handle', filters={'in_use': True}))
+        self.assertIsNone(nova_event_db.next_due(self.admin_context))
+
+    def test_start_binds_leaves_an_mdev_handle_binding(self):
+        _, deployable, _ = db_utils.create_device_tree(
+            self.admin_context, pci_address='0000:3b:00.0',
+            attach_type='MDEV', asked_type='nvidia-222')
+        outcomes, events = self._bind_now(deployable.id)
+        [(uuid, claim)] = outcomes.items()
+        row = db_api.get(self.admin_context, 'accelerator_request', uuid)
+        self.assertEqual((states.BIND_STARTED, claim.handle.id, False, []),
+                         (row.state, row.attach_handle_id, claim.bound,
+                          events))
 
     def test_forbidden_transition_raises_and_changes_nothing(self):
         arq = self._arq()
@@ -199,20 +257,23 @@ class TestAcceleratorRequests(base.TestCase):
     def test_claim_that_finishes_binds_a_pci_handle_at_once(self):
         arq = self._bind_started()
         statements = self._statements()
-        bound, finished = arq_db.claim_handle(
+        handle, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, self.deployable.id, finish=True)
         self.assertTrue(finished)
-        # The ARQ locked and loaded, the deployable's tree locked (its
-        # root found, locked and read: not being programmed), a free handle
-        # found with its type, the host's PCI handles locked to see that its
-        # function is free, the handle claimed, the ARQ given it, then Bound
-        # with Nova's event, and read.
-        self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'SELECT', 'SELECT',
-                          'SELECT', 'UPDATE', 'UPDATE', 'UPDATE', 'INSERT',
-                          'SELECT'],
+        # The ARQ locked and read, the deployable's tree locked (its root
+        # locked and read: not being programmed), a free handle found with
+        # its type, the host's PCI handles locked to see that its function
+        # is free, the handle claimed, then the ARQ Bound with it and
+        # Nova's event; nothing read back.
+        self.assertEqual(['SELECT', 'SELECT', 'SELECT', 'SELECT', 'UPDATE',
+                          'UPDATE', 'INSERT'],
                          [s for s in statements if s != 'BEGIN'])
+        bound = db_api.get(self.admin_context, 'accelerator_request',
+                           arq.uuid)
         self.assertEqual(states.BOUND, bound.state)
-        self.assertEqual('PCI', bound.attach_handle.attach_type)
+        self.assertEqual(('PCI', handle.id),
+                         (bound.attach_handle.attach_type,
+                          bound.attach_handle_id))
         # Its event for Nova is recorded with it.
         self.assertEqual([(arq.instance_uuid, arq.uuid, 'completed')], [
             (e.instance_uuid, e.arq_uuid, e.status)
@@ -223,11 +284,11 @@ class TestAcceleratorRequests(base.TestCase):
         claimed, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, self.deployable.id)
         self.assertEqual((states.BIND_STARTED, False),
-                         (claimed.state, finished))
+                         (self._state(arq), finished))
         bound, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, self.deployable.id, finish=True)
-        self.assertEqual((states.BOUND, True), (bound.state, finished))
-        self.assertEqual(claimed.attach_handle_id, bound.attach_handle_id)
+        self.assertEqual((states.BOUND, True), (self._state(arq), finished))
+        self.assertEqual(claimed.id, bound.id)
         self.assertEqual([(arq.instance_uuid, 'completed')], [
             (e.instance_uuid, e.status)
             for e in nova_event_db.take_due(self.admin_context, 10, 60)])
@@ -240,7 +301,7 @@ class TestAcceleratorRequests(base.TestCase):
         claimed, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, deployable.id, finish=True)
         self.assertEqual((states.BIND_STARTED, False),
-                         (claimed.state, finished))
+                         (self._state(arq), finished))
         self.assertEqual([], nova_event_db.take_due(self.admin_context,
                                                     10, 60))
         # Resumed, it keeps its handle, whose type is read again: still
@@ -248,8 +309,8 @@ class TestAcceleratorRequests(base.TestCase):
         resumed, finished = arq_db.claim_handle(
             self.admin_context, arq.uuid, deployable.id, finish=True)
         self.assertEqual((states.BIND_STARTED, False),
-                         (resumed.state, finished))
-        self.assertEqual(claimed.attach_handle_id, resumed.attach_handle_id)
+                         (self._state(arq), finished))
+        self.assertEqual(claimed.id, resumed.id)
 
     def test_bind_of_arq_in_wrong_state_releases_the_handle(self):
         arq = self._arq()
@@ -265,7 +326,8 @@ class TestAcceleratorRequests(base.TestCase):
         arq = self._bind_started()
         arq = db_utils.bind_arq(self.admin_context, arq.uuid,
                                 self.deployable.id)
-        arq = arq_db.unbind(self.admin_context, arq.uuid)
+        arq_db.unbind(self.admin_context, arq.uuid)
+        arq = db_api.get(self.admin_context, 'accelerator_request', arq.uuid)
         self.assertEqual(states.UNBOUND, arq.state)
         self.assertIsNone(arq.attach_handle_id)
         self.assertIsNone(arq.instance_uuid)

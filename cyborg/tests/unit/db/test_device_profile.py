@@ -11,11 +11,9 @@
 # under the License.
 """Device profiles in the database, on SQLite."""
 
-import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import device_profile as profile_db
-from cyborg.db import models
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests import db_utils
@@ -56,60 +54,3 @@ class TestDeviceProfiles(base.TestCase):
                           profile_db.delete_many,
                           self.admin_context, names=[profile.name])
         db_api.get(self.admin_context, 'device_profile', profile.uuid)
-
-
-class TestGeneration(base.TestCase):
-    """Every write of a profile counts, in its own transaction."""
-
-    USES_DB = True
-
-    def generation(self):
-        return db_api.generation(self.admin_context, 'device_profile')
-
-    def test_every_write_counts_once(self):
-        ctx = self.admin_context
-        self.assertEqual(0, self.generation())
-        profile = db_utils.create_profile(ctx, name='a')
-        self.assertEqual(1, self.generation())
-        db_api.update(ctx, 'device_profile', profile.uuid,
-                      {'description': 'changed'})
-        self.assertEqual(2, self.generation())
-        db_utils.create_profile(ctx, name='b')
-        profile_db.delete_many(ctx, names=['b'])
-        self.assertEqual(4, self.generation())
-        db_api.delete(ctx, 'device_profile', profile.uuid)
-        self.assertEqual(5, self.generation())
-
-    def test_a_write_that_fails_does_not_count(self):
-        ctx = self.admin_context
-        db_utils.create_profile(ctx, name='a')
-        self.assertRaises(exception.DuplicateEntry,
-                          db_utils.create_profile, ctx, name='a')
-        self.assertRaises(exception.DeviceProfileNotFound,
-                          profile_db.delete_many, ctx, names=['a', 'zzz'])
-        self.assertEqual(1, self.generation())
-
-    def test_a_writer_that_does_not_count_is_counted(self):
-        profile = db_utils.create_profile(self.admin_context, name='a')
-
-        @db_api.main_context_manager.writer
-        def rename(context):
-            # Written the naive way: nothing here counts the change.
-            context.session.query(models.DeviceProfile).filter_by(
-                uuid=profile.uuid).one().name = 'b'
-
-        @db_api.main_context_manager.writer
-        def describe_all(context):
-            context.session.execute(sa.update(models.DeviceProfile).values(
-                description='bulk'))
-
-        rename(self.admin_context)
-        self.assertEqual(2, self.generation())
-        describe_all(self.admin_context)
-        self.assertEqual(3, self.generation())
-
-    def test_other_nouns_are_not_counted(self):
-        db_utils.create_profile(self.admin_context)
-        db_utils.create_device_tree(self.admin_context)
-        self.assertEqual(1, self.generation())
-        self.assertIsNone(db_api.generation(self.admin_context, 'device'))

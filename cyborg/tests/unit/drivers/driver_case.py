@@ -17,7 +17,7 @@ from cyborg.tests import sysfs_tree
 
 
 class DriverTestCase(base.TestCase):
-    """Builds ``HOST`` (a :func:`cyborg.demo.sysfs.build` description)."""
+    """Builds ``HOST`` (a :func:`cyborg.tests.sysfs.build` description)."""
 
     HOST = ()
 

@@ -22,7 +22,7 @@ import os
 
 from cyborg.drivers import intel_fpga
 from cyborg import exception
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests.unit.drivers import driver_case
 
 PAC = '0000:5e:00.0'
@@ -65,7 +65,7 @@ class TestCardFunctions(driver_case.DriverTestCase):
     def setUp(self):
         super().setUp()
         self.fpgaconf = self.useFixture(
-            cyborg_fixtures.StandInTool('fpgaconf'))
+            stand_ins.StandInTool('fpgaconf'))
         self.conf.config(fpgaconf_path=self.fpgaconf.path, group='fpga')
         self.conf.config(download_dir='/tmp', group='glance')
         self.driver = intel_fpga.IntelFpgaDriver()

@@ -38,10 +38,10 @@ from cyborg.drivers import intel_qat
 from cyborg.drivers import nvidia_gpu
 from cyborg.drivers import nvme_ssd
 from cyborg.drivers import xilinx_fpga
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import openstack_fixtures
 from cyborg.tests.unit.drivers import driver_case
 
-VENV = cyborg_fixtures.VENVS / 'openstack-cyborg-17.0.0'
+VENV = openstack_fixtures.VENVS / 'openstack-cyborg-17.0.0'
 SCRIPT = pathlib.Path(__file__).with_name('cyborg17_report.py')
 HOST = 'compute-17'
 

@@ -22,7 +22,7 @@ from cyborg.drivers import intel_fpga
 from cyborg.drivers import xilinx_fpga
 from cyborg import exception
 from cyborg.tests import base
-from cyborg.tests import fixtures as cyborg_fixtures
+from cyborg.tests import stand_ins
 from cyborg.tests.unit.drivers import driver_case
 
 SEED_TOPOLOGY = {
@@ -73,10 +73,10 @@ class TestProgramming(driver_case.DriverTestCase):
         super().setUp()
         afu_file = self.tree.afu_files['0000:5e:00.0']
         # Like the real tool, the stand-in loads the AFU the image holds.
-        self.fpgaconf = self.useFixture(cyborg_fixtures.StandInTool(
+        self.fpgaconf = self.useFixture(stand_ins.StandInTool(
             'fpgaconf', 'open(%r, "w").write(%r)' % (
                 afu_file, FUNCTION.replace('-', ''))))
-        self.xbmgmt = self.useFixture(cyborg_fixtures.StandInTool('xbmgmt'))
+        self.xbmgmt = self.useFixture(stand_ins.StandInTool('xbmgmt'))
         self.conf.config(fpgaconf_path=self.fpgaconf.path,
                          xbmgmt_path=self.xbmgmt.path, group='fpga')
         self.intel = intel_fpga.IntelFpgaDriver()
@@ -174,7 +174,7 @@ class TestRunTool(base.TestCase):
         self.bitstream = os.path.join(self.downloads, 'cyborg-bitstream-1')
 
     def _tool(self, effect=''):
-        tool = self.useFixture(cyborg_fixtures.StandInTool('tool', effect))
+        tool = self.useFixture(stand_ins.StandInTool('tool', effect))
         self.conf.config(xbmgmt_path=tool.path, group='fpga')
         return tool
 

@@ -11,9 +11,14 @@
 # under the License.
 """The NVIDIA GPU driver: whole GPUs, vGPU types, SR-IOV."""
 
+from stevedore import extension
+
 from cyborg.common import pci_address
 from cyborg.conf import gpu_devices
+from cyborg.drivers import base
+from cyborg.drivers import health
 from cyborg.drivers import nvidia_gpu
+from cyborg.tests import sysfs
 from cyborg.tests.unit.drivers import driver_case
 
 T4 = '0000:3b:00.0'
@@ -131,3 +136,39 @@ class TestDiscovery(driver_case.DriverTestCase):
             [T4, A100, A10],
             sorted(self.deployables(self.discover(
                 nvidia_gpu.NvidiaGpuDriver()))))
+
+
+class TestH200VirtualMachine(driver_case.DriverTestCase):
+    """The shape of a real host: a VM given a whole H200 (sysfs.H200_VM).
+
+    No NUMA information (numa_node -1), no IOMMU group, no AER counters,
+    no SR-IOV, no mdev types: every driver reads it without failing, and
+    the NVIDIA driver offers the GPU whole.
+    """
+
+    HOST = sysfs.H200_VM
+    GPU = '0000:00:05.0'
+
+    def test_every_driver_reads_it(self):
+        names = sorted(set(extension.ExtensionManager(
+            base.NAMESPACE).names()) - {'fake_driver', 'nvmf_spdk_driver'})
+        found = {}
+        for driver in base.load(names):
+            devices = self.discover(driver)
+            found.update((dep.name, (driver.name, dev))
+                         for dev in devices for dep in dev.deployables)
+        self.assertEqual([self.GPU], sorted(found))
+        name, gpu = found[self.GPU]
+        self.assertEqual('nvidia_gpu_driver', name)
+        self.assertEqual('NVIDIA H200', gpu.model)
+        (dep,) = gpu.deployables
+        self.assertEqual('PGPU', self.attributes(dep)['rc'])
+        self.assertEqual([self.GPU], self.addresses(dep))
+
+    def test_no_numa_node_and_no_iommu_group(self):
+        dev = self.scan()[self.GPU]
+        self.assertIsNone(dev.numa_node)
+        self.assertIsNone(dev.read('iommu_group'))
+        self.assertEqual(('10de', '18bf'), (dev.subsystem_vendor_id,
+                                            dev.subsystem_product_id))
+        self.assertEqual(('healthy', []), health.Monitor().check(dev, []))

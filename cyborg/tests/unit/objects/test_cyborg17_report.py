@@ -113,3 +113,27 @@ class TestHostReport(base.TestCase):
             error = self.assertRaises(exception.InvalidHostReport,
                                       wire.host_report, HOST, [device])
             self.assertIn(HOST, str(error))
+
+
+class TestServerName(base.TestCase):
+    """Which name a 17.0.0 agent listens on, from what it reports."""
+
+    def _name(self, *deployables):
+        return wire.server_name('node.example.org', [
+            _device('GPU', '0000:%02x:00.0' % n, [deployable])
+            for n, deployable in enumerate(deployables)])
+
+    def test_host_of_the_drivers_that_name_after_it(self):
+        self.assertEqual('compute-1', self._name(
+            _deployable('system_0000:5e:00.0', driver='intel'),
+            _deployable('compute-1_0000:3b:00.0', driver='NVIDIA'),
+            _deployable('compute_1_0000:b1:00.0', driver='fake')))
+
+    def test_the_system_host_name_of_intel_drivers_else(self):
+        self.assertEqual('system', self._name(
+            _deployable('system_0000:5e:00.0', driver='intel'),
+            _deployable('FakeDevice', driver='fake')))
+
+    def test_the_reported_name_without_either(self):
+        self.assertEqual('node.example.org', self._name(
+            _deployable('FakeDevice', driver='fake')))
