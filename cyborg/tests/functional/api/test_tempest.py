@@ -89,6 +89,20 @@ def _mysql():
         return None, 'needs MySQL or MariaDB for Neutron: %s' % e
 
 
+def _failures(result):
+    """Which of Tempest's tests failed and why, for the assertion.
+
+    CI prints the end of a failing test's output only: the names and
+    tracebacks come first, then the end of stderr.
+    """
+    failed = re.findall(r'^\{\d+\} (\S+).*\.\.\. FAILED$', result.stdout,
+                        re.M)
+    details = result.stdout.split('\n======\nTotals', 1)[0]
+    return 'failed: %s\n%s\n--- stderr\n%s' % (
+        ', '.join(failed) or '(none named)', details[-8000:],
+        result.stderr[-2000:])
+
+
 # The class starts Nova once for its tests: one pytest-xdist worker runs
 # it with the other Nova tests (tools/run-tests.sh: --dist loadgroup).
 @pytest.mark.long(minutes=6)
@@ -197,7 +211,7 @@ class TestQuickstartStack(audit_scope.AuditAsServiceUser,
             ['--concurrency', '1'],
             capture_output=True, text=True, cwd=workspace, timeout=900)
         self.addDetail('tempest', content.text_content(result.stdout))
-        self.assertEqual(0, result.returncode, result.stderr[-4000:])
+        self.assertEqual(0, result.returncode, _failures(result))
         totals = dict(re.findall(r'^ - (Passed|Skipped|Failed): (\d+)$',
                                  result.stdout, re.M))
         self.assertEqual({'Passed': str(EXPECTED_PASSED), 'Skipped': '0',
