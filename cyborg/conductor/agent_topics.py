@@ -45,6 +45,7 @@ periodic_interval``, and it waits for that (its call of
 ``compute_node_rp`` fails at once while no queue takes it).
 """
 
+from concurrent import futures
 import re
 import threading
 
@@ -165,10 +166,17 @@ class AgentTopics:
         server.wait()
 
     def stop(self):
+        """Stop serving every host, all at once.
+
+        A server's stop waits for its consumer's current poll (up to a
+        second): one after another, the stops of many hosts would add up.
+        """
         with self._lock:
-            for server in self._servers.values():
-                self._stop(server)
+            servers = list(self._servers.values())
             self._servers.clear()
+        if servers:
+            with futures.ThreadPoolExecutor(min(len(servers), 32)) as pool:
+                list(pool.map(self._stop, servers))
 
 
 def broker_permissions(host, exchange='cyborg'):

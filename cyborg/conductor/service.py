@@ -85,6 +85,8 @@ class ConductorService(service.RPCService):
                               CONF.periodic_interval)
 
     def stop(self, graceful=True):
-        self.agent_topics.stop()
+        # The conductors' topic first: the other conductors take its calls
+        # from now on, while the hosts' topics stop.
         super().stop(graceful=graceful)
+        self.agent_topics.stop()
         self.events.stop()
