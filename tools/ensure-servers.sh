@@ -2,12 +2,12 @@
 # Make sure what the functional tests use is there: the MariaDB,
 # PostgreSQL and RabbitMQ servers on 127.0.0.1, each started with its
 # init script when its port does not answer (their init scripts' status
-# is not to be trusted here: a port that answers is), and sudo, with
-# which the tests check the devstack plugin's sudoers rules. Run by
+# is not to be trusted here: a port that answers is), and the packages
+# some tests run from (sudo, haproxy, galera-4, rsync). Run by
 # tools/run-tests.sh and .ci/run, so that a fresh machine runs the whole
 # suite and skips nothing.
 #
-# Installing sudo needs root and apt-get; starting a server needs its
+# Installing a package needs root and apt-get; starting a server needs its
 # init script. Without them the script says what is missing and goes
 # on: the tests that need it skip (or fail, with CYBORG_TEST_NO_SKIP).
 # CYBORG_ENSURE_SERVERS_STRICT=1 (as in CI) makes a server that does
@@ -38,13 +38,24 @@ for server in mariadb:3306 postgresql:5432 rabbitmq-server:5672; do
     fi
 done
 
-if ! command -v sudo >/dev/null; then
+# The packages the tests run from: sudo (the sudoers test), and Galera,
+# rsync (its state transfers) and HAProxy (the topology test).
+missing=()
+for need in sudo:sudo haproxy:haproxy rsync:rsync \
+        /usr/lib/galera/libgalera_smm.so:galera-4; do
+    path=${need%:*}
+    if ! command -v "$path" >/dev/null && [ ! -e "$path" ]; then
+        missing+=("${need#*:}")
+    fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "== installing sudo"
-        apt-get update -q >/dev/null && apt-get install -y -q sudo >/dev/null
+        echo "== installing ${missing[*]}"
+        apt-get update -q >/dev/null &&
+            apt-get install -y -q "${missing[@]}" >/dev/null
     else
-        echo "sudo is missing and cannot be installed here (needs root" \
-            "and apt-get): the sudoers test will skip" >&2
+        echo "${missing[*]} missing and cannot be installed here (needs" \
+            "root and apt-get): the tests that need them will skip" >&2
         if [ -n "$strict" ]; then
             exit 1
         fi

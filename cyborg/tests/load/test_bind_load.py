@@ -81,34 +81,42 @@ EVENT_TIMEOUT = 120
 
 class _BindLoad:
 
+    #: How many simulated hosts report, how many conductors serve them.
+    HOSTS = HOSTS
+    CONDUCTORS = 2
+
     def setUp(self):
         super().setUp()
         self.services = []
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.ctx = context.get_admin_context()
-        self._vhost()
+        self._transport()
         self.placement = self._placement()
         self.placement_conf = {'auth_type': 'admin_token',
                                'token': placement_demo.TOKEN,
                                'endpoint': self.placement}
         self.nova = nova_events.EventReceiver().start()
         self.addCleanup(self.nova.stop)
+        self._use_database()
         self.db_url = db_api.get_engine().url.render_as_string(
             hide_password=False)
         self.hosts = ['%s-%02d' % ('load-' + uuid.uuid4().hex[:8], i)
-                      for i in range(HOSTS)]
+                      for i in range(self.HOSTS)]
+        #: The hosts the scheduler places instances on.
+        self.claim_hosts = self.hosts
         self.compute_rps = {}
         self.rp = placement_demo.adapter(self.placement, '1.39')
         for host in self.hosts:
             response = self.rp.post('/resource_providers', json={'name': host})
             self.assertEqual(200, response.status_code, response.text)
             self.compute_rps[host] = response.json()['uuid']
-        for i in range(2):
+        for i in range(self.CONDUCTORS):
             self._conductor(i)
-        self.api_url = self._api()
+        self.api_url = self._front()
         self.addCleanup(self._terminate_all)
 
-    def _vhost(self):
+    def _transport(self):
+        """A RabbitMQ virtual host of the test's, for it and the services."""
         self.vhost = 'cyborg-load-%s' % uuid.uuid4().hex[:12]
         if (functional.rabbitmqctl('add_vhost', self.vhost) or
                 functional.rabbitmqctl('set_permissions', '-p', self.vhost,
@@ -116,9 +124,25 @@ class _BindLoad:
             self.skipTest('cannot make a RabbitMQ virtual host')
         self.addCleanup(functional.rabbitmqctl, 'delete_vhost', self.vhost)
         base_url = urllib.parse.urlsplit(functional.RABBIT_URL)
-        self.rabbit = base_url._replace(path='/' + self.vhost).geturl()
+        self._use_transport(base_url._replace(path='/' + self.vhost).geturl())
+
+    def _use_database(self):
+        """Point cyborg.db.api at the test's database (its mixin did)."""
+
+    #: ``[oslo_messaging_rabbit]`` of the services and of the test.
+    MESSAGING = {}
+    #: ``[database]`` of the services, besides ``connection``.
+    DATABASE = {}
+    #: ``[DEFAULT]`` of the APIs, besides ``transport_url``.
+    API_DEFAULTS = {}
+
+    def _use_transport(self, url):
+        self.rabbit = url
         self.useFixture(conffixture.ConfFixture(self.conf.conf))
         self.conf.config(transport_url=self.rabbit)
+        for option, value in self.MESSAGING.items():
+            self.conf.config(group='oslo_messaging_rabbit',
+                             **{option: value})
         self.useFixture(fixtures.MonkeyPatch(
             'cyborg.common.rpc.TRANSPORT', None))
         rpc.init(self.conf.conf)
@@ -167,32 +191,51 @@ class _BindLoad:
             if process.proc.poll() is None:
                 process.proc.terminate()
 
-    def _conductor(self, index):
-        name = 'conductor-%d' % index
-        self._service('cyborg-conductor', name, {
+    def _conductor(self, index, name=None, db_url=None):
+        """Start conductor ``index`` (host ``conductor-<index>``).
+
+        :param name: of its configuration and log file, when it is started
+            again; ``conductor-<index>`` by default.
+        :param db_url: its database, :attr:`db_url` by default.
+        """
+        host = 'conductor-%d' % index
+        return self._service('cyborg-conductor', name or host, {
             # The periodic pass runs at start, before any host is known,
             # and not again: the unchanged reports are counted alone.
-            'DEFAULT': {'host': name, 'transport_url': self.rabbit,
+            'DEFAULT': {'host': host, 'transport_url': self.rabbit,
                         'periodic_interval': 3600,
                         'periodic_fuzzy_delay': 0,
                         'bind_timeout': EVENT_TIMEOUT},
-            'database': {'connection': self.db_url},
+            'database': dict(self.DATABASE,
+                             connection=db_url or self.db_url),
             'conductor': {'workers': 1},
             'placement': self.placement_conf,
             'nova': {'auth_type': 'admin_token', 'token': 'admin',
                      'endpoint': self.nova.url},
+            'oslo_messaging_rabbit': self.MESSAGING,
         })
 
-    def _api(self):
-        (port,) = functional.free_ports(1)
-        api = self._service('cyborg-api', 'api', {
-            'DEFAULT': {'transport_url': self.rabbit},
-            'database': {'connection': self.db_url},
+    def _front(self):
+        """Start the API; the URL the clients call."""
+        return self._api()
+
+    def _api(self, name='api', port=None, workers=2, db_url=None):
+        """Start ``cyborg-api``; the URL of its ``/v2``.
+
+        :param port: to serve on, a free one by default.
+        """
+        if port is None:
+            (port,) = functional.free_ports(1)
+        api = self._service('cyborg-api', name, {
+            'DEFAULT': dict(self.API_DEFAULTS, transport_url=self.rabbit),
+            'database': dict(self.DATABASE,
+                             connection=db_url or self.db_url),
             'api': {'host_ip': '127.0.0.1', 'port': port,
-                    'api_workers': 2, 'auth_strategy': 'noauth'},
+                    'api_workers': workers, 'auth_strategy': 'noauth'},
+            'oslo_messaging_rabbit': self.MESSAGING,
         })
         url = 'http://127.0.0.1:%d/v2' % port
-        self._wait_serving('cyborg-api', api, url)
+        self._wait_serving(name, api, url)
         return url
 
     # --- the simulated hosts -----------------------------------------------
@@ -221,7 +264,8 @@ class _BindLoad:
         cluster.conductor_ready()
         seconds = cluster.report(template, self.hosts)
         # The conductor syncs Placement before it answers a report.
-        self.assertEqual(HOSTS * FPGAS, len(self._providers(self.rp)))
+        self.assertEqual(self.HOSTS * FPGAS,
+                         len(self._providers(self.rp)))
         before = self._placement_requests()
         cluster.report(template, self.hosts, resend=True)
         return seconds, dict(self._placement_requests() - before)
@@ -231,7 +275,7 @@ class _BindLoad:
     def _claim(self, rp, instance):
         """Nova's scheduler: an allocation of one FPGA on some host."""
         while True:
-            host = random.choice(self.hosts)
+            host = random.choice(self.claim_hosts)
             candidates = rp.get('/allocation_candidates', params={
                 'resources1': 'FPGA:1', 'required1': 'CUSTOM_FPGA_INTEL',
                 'in_tree1': self.compute_rps[host]}).json()
@@ -293,11 +337,10 @@ class _BindLoad:
         self.assertEqual(204, response.status_code, response.text)
 
     def _logged(self, arq_uuid):
-        """The lines of the conductors' logs that name an ARQ."""
+        """The lines of the services' logs that name an ARQ."""
         lines = []
-        for index in range(2):
-            path = os.path.join(self.tmp, 'conductor-%d.log' % index)
-            with open(path) as f:
+        for service in self.services:
+            with open(service.log_path, errors='replace') as f:
                 lines.extend(line for line in f if arq_uuid in line)
         return ''.join(lines)
 
@@ -308,6 +351,21 @@ class _BindLoad:
         return response.json() if response.content else None
 
     # --- the check at the end ----------------------------------------------
+
+    def _assert_placement_agrees(self, bound, in_use):
+        """Placement's FPGA usage of each device is what the database holds.
+
+        :param bound: {provider uuid: ARQs bound there}.
+        :param in_use: {provider uuid: its attach handles in use}.
+        """
+        usage = {}
+        for rp_uuid in self._providers(self.rp):
+            used = self.rp.get('/resource_providers/%s/usages' % rp_uuid
+                               ).json()['usages'].get('FPGA', 0)
+            if used:
+                usage[rp_uuid] = used
+        self.assertEqual(usage, bound)
+        self.assertEqual(usage, in_use)
 
     def _database(self):
         """ARQ states, and {provider uuid: (bound ARQs, handles in use)}."""
@@ -330,12 +388,15 @@ class _BindLoad:
                     'yes': True}).all())
         return arq_states, shared, bound, in_use
 
+
+class _BindAndUnbind(_BindLoad):
+
     def test_bind_and_unbind_under_load(self):
         report_seconds, resync = self._report_hosts()
         # Nothing changed: Placement is read, at most once per host, and
         # never written.
         self.assertEqual(0, placement_demo.writes(resync), resync)
-        self.assertLessEqual(resync.get('GET', 0), HOSTS)
+        self.assertLessEqual(resync.get('GET', 0), self.HOSTS)
         rpcapi.ConductorAPI().device_profile_create(
             self.ctx, device_profile.DeviceProfile(
                 self.ctx, name=PROFILE, groups=[GROUP]))
@@ -365,19 +426,11 @@ class _BindLoad:
         self.assertEqual({states.BOUND: kept, states.UNBOUND: kept},
                          dict(arq_states))
         self.assertEqual([], shared)
-        rp = self.rp
-        usage = {}
-        for rp_uuid in self._providers(rp):
-            used = rp.get('/resource_providers/%s/usages' % rp_uuid).json()[
-                'usages'].get('FPGA', 0)
-            if used:
-                usage[rp_uuid] = used
-        self.assertEqual(usage, bound)
-        self.assertEqual(usage, in_use)
+        self._assert_placement_agrees(bound, in_use)
         latencies = sorted(results.latencies)
         print(json.dumps({
             'database': db_api.get_engine().dialect.name,
-            'hosts': HOSTS, 'devices': HOSTS * FPGAS,
+            'hosts': self.HOSTS, 'devices': self.HOSTS * FPGAS,
             'reports_s': round(report_seconds, 1),
             'unchanged_reports_placement_requests': resync,
             'instances': INSTANCES, 'clients': CLIENTS,
@@ -411,16 +464,8 @@ class _Results:
 
 @testtools.skipIf(functional.rabbitmqctl('status'),
                   'needs rabbitmqctl to give the test a virtual host')
-class TestBindLoadPostgreSQL(_BindLoad,
+class TestBindLoadPostgreSQL(_BindAndUnbind,
                              test_fixtures.OpportunisticDBTestMixin,
                              base.TestCase):
 
     FIXTURE = test_concurrency.PostgreSQLFixture
-
-
-@testtools.skipIf(functional.rabbitmqctl('status'),
-                  'needs rabbitmqctl to give the test a virtual host')
-class TestBindLoadMySQL(_BindLoad, test_fixtures.OpportunisticDBTestMixin,
-                        base.TestCase):
-
-    FIXTURE = test_concurrency.MySQLFixture
