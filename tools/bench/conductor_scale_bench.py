@@ -29,10 +29,18 @@ It prints, for each round, the seconds until every report was answered
 (a conductor answers once Placement matches the host), Placement's
 requests by method and the CPU seconds the conductors spent; and fails
 unless Placement holds every provider after the first round and the
-second round wrote nothing to Placement.
+second round wrote nothing to Placement. Then it states each conductor's
+memory (PSS), and with ``--steady-seconds`` counts Placement's requests
+per minute while nothing changes and the conductors reconcile every
+host each ``--reconcile-interval`` (it fails on any write). With
+``--kill-one``, every host reports again while the first conductor is
+killed with ``SIGKILL`` a second into the round: the seconds until every
+report was answered then include the wait for the leases the dead
+conductor held (``[conductor] host_lease_seconds``).
 
     tools/bench/conductor_scale_bench.py [--hosts 1000] [--conductors 2]
         [--database postgresql+psycopg2://postgres@127.0.0.1/cyborg_bench]
+        [--steady-seconds 120 --reconcile-interval 60] [--kill-one]
 """
 
 import argparse
@@ -41,6 +49,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import psutil
 import sqlalchemy as sa
@@ -110,6 +120,34 @@ def stop(procs):
             proc.wait()
 
 
+def steady(server, seconds):
+    """Placement's requests per minute while nothing changes."""
+    before = server.requests.snapshot()
+    time.sleep(seconds)
+    after = server.requests.snapshot()
+    requests = {m: after[m] - before.get(m, 0) for m in after
+                if after[m] != before.get(m, 0)}
+    return {'seconds': seconds,
+            'requests_per_minute': {m: round(n * 60 / seconds)
+                                    for m, n in requests.items()},
+            'writes_per_minute': round(placement.writes(requests) * 60 /
+                                       seconds)}
+
+
+def kill_one(template, hosts, args, procs):
+    """Every host reports again; the first conductor dies meanwhile.
+
+    :returns: the seconds until every report was answered.
+    """
+    killer = threading.Timer(1, procs[0].kill)
+    killer.start()
+    seconds = cluster.report(template, hosts, threads=args.agents,
+                             resend=True)
+    killer.join()
+    return {'all_answered_s': round(seconds, 1),
+            'host_lease_seconds': args.host_lease_seconds}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
@@ -126,6 +164,15 @@ def main():
     parser.add_argument('--placement-threads', type=int, default=8)
     parser.add_argument('--rabbit', default='rabbit://guest:guest@'
                         '127.0.0.1:5672/')
+    parser.add_argument('--steady-seconds', type=int, default=0,
+                        help='count Placement requests this long while '
+                             'nothing changes')
+    parser.add_argument('--reconcile-interval', type=int, default=300,
+                        help="the conductors' [conductor] "
+                             'reconcile_interval')
+    parser.add_argument('--host-lease-seconds', type=int, default=120)
+    parser.add_argument('--kill-one', action='store_true',
+                        help='kill a conductor during a last round')
     args = parser.parse_args()
     objects.register_all()
     CONF([], project='cyborg', default_config_files=[])
@@ -153,9 +200,13 @@ def main():
                 os.path.join(tmp, 'conductor-%d.conf' % i), {
                     'DEFAULT': {'host': 'conductor-%d' % i,
                                 'transport_url': rabbit,
+                                'periodic_interval': 10,
                                 'periodic_fuzzy_delay': 0},
                     'database': {'connection': args.database},
-                    'conductor': {'workers': 1},
+                    'conductor': {
+                        'workers': 1,
+                        'reconcile_interval': args.reconcile_interval,
+                        'host_lease_seconds': args.host_lease_seconds},
                     'placement': {'auth_type': 'admin_token',
                                   'token': placement.TOKEN,
                                   'endpoint': server.url},
@@ -187,6 +238,14 @@ def main():
                 'conductor_cpu_s': round(cpu_seconds(procs) - cpu, 1)}
         providers = rp.get('/resource_providers', params={
             'required': 'OWNER_CYBORG'}).json()['resource_providers']
+        rounds['conductor_pss_mib'] = [
+            round(psutil.Process(proc.pid).memory_full_info().pss / 2 ** 20)
+            for proc in procs]
+        if args.steady_seconds:
+            rounds['steady'] = steady(server, args.steady_seconds)
+        if args.kill_one:
+            rounds['conductor_killed'] = kill_one(template, hosts, args,
+                                                  procs)
         print(json.dumps({
             'hosts': len(hosts), 'conductors': args.conductors,
             'providers_per_host': per_host,
@@ -201,6 +260,9 @@ def main():
             sys.exit('Placement does not hold every provider')
         if rounds['unchanged_reports']['placement_writes']:
             sys.exit('unchanged reports wrote to Placement')
+        if args.steady_seconds and rounds['steady']['writes_per_minute']:
+            sys.exit('the reconciliation of unchanged hosts wrote to '
+                     'Placement')
     finally:
         stop(procs)
         server.stop()

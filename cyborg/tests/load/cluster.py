@@ -85,7 +85,8 @@ def report(template, hosts, threads=None, resend=False):
 
     Unless ``resend``, a host first asks for its compute node provider,
     as an agent does at start (Placement must know it). A report that
-    finds its host's lease held is sent again.
+    finds its host's lease held, or that no conductor answered, is sent
+    again.
 
     :returns: the seconds until every report was answered.
     """
@@ -100,9 +101,10 @@ def report(template, hosts, threads=None, resend=False):
         while True:
             try:
                 return api.report_host(ctx, host_report)
-            except exception.HostLeaseHeld:
-                # A conductor's periodic pass is syncing the host: the
-                # agent sends its report again on its next pass.
+            except (exception.HostLeaseHeld, exception.ServiceUnavailable):
+                # A conductor's periodic pass is syncing the host, or no
+                # conductor answered (one died with the call): the agent
+                # sends its report again on its next pass.
                 time.sleep(RETRY_INTERVAL)
 
     start = time.monotonic()
