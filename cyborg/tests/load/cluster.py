@@ -84,8 +84,9 @@ def report(template, hosts, threads=None, resend=False):
     """Each host reports ``template`` under its own name, all at once.
 
     Unless ``resend``, a host first asks for its compute node provider,
-    as an agent does at start (Placement must know it). A report that
-    finds its host's lease held, or that no conductor answered, is sent
+    as an agent does at start (Placement must know it). A call that no
+    conductor answered (one died with it, or all were busy past the RPC
+    timeout), or a report that finds its host's lease held, is sent
     again.
 
     :returns: the seconds until every report was answered.
@@ -95,20 +96,27 @@ def report(template, hosts, threads=None, resend=False):
 
     def agent(host):
         if not resend:
-            api.compute_node_rp(ctx, host, host)
+            _until_answered(api.compute_node_rp, ctx, host, host)
         host_report = template.obj_clone()
         host_report.hostname = host
-        while True:
-            try:
-                return api.report_host(ctx, host_report)
-            except (exception.HostLeaseHeld, exception.ServiceUnavailable):
-                # A conductor's periodic pass is syncing the host, or no
-                # conductor answered (one died with the call): the agent
-                # sends its report again on its next pass.
-                time.sleep(RETRY_INTERVAL)
+        return _until_answered(api.report_host, ctx, host_report)
 
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(
             threads or min(len(hosts), 64)) as pool:
         list(pool.map(agent, hosts))
     return time.monotonic() - start
+
+
+def _until_answered(call, *args):
+    """``call(*args)``, again after each unanswered try, as an agent would.
+
+    The agent's next pass (``[agent] report_interval``) is
+    :data:`RETRY_INTERVAL` here. A lease held means a conductor's periodic
+    pass is syncing the host.
+    """
+    while True:
+        try:
+            return call(*args)
+        except (exception.HostLeaseHeld, exception.ServiceUnavailable):
+            time.sleep(RETRY_INTERVAL)
