@@ -448,6 +448,8 @@ class _Results:
     def __init__(self):
         self.latencies = []
         self.doubles = []
+        #: {how: instances} of the endings counted with ended().
+        self.endings = collections.Counter()
         self._held = {}
         self._lock = threading.Lock()
 
@@ -460,6 +462,11 @@ class _Results:
     def give_back(self, handle):
         with self._lock:
             del self._held[handle]
+
+    def ended(self, how):
+        """Count an instance that ended ``how`` (kept, unbound...)."""
+        with self._lock:
+            self.endings[how] += 1
 
 
 @testtools.skipIf(functional.rabbitmqctl('status'),

@@ -323,7 +323,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
             else:
                 self.phase.failed_binds.append(self._logged(arq['uuid']))
         if handle is not None and number % KEEP == 0:
-            results.kept += 1
+            results.ended('kept')
             return
         if handle is not None:
             results.give_back(handle)
@@ -335,7 +335,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
                                   '/hostname', '/device_rp_uuid',
                                   '/instance_uuid')]})
         if ending == 'unbind':
-            results.unbound += 1
+            results.ended('unbound')
         elif ending == 'unbind-delete':
             self._release(http, 'delete', '/accelerator_requests',
                           204, params={'arqs': arq['uuid']})
@@ -371,7 +371,6 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
             self.ctx, device_profile.DeviceProfile(
                 self.ctx, name=PROFILE, groups=[test_bind_load.GROUP]))
         results = test_bind_load._Results()
-        results.kept = results.unbound = 0
         local = threading.local()
         numbers = itertools.count()
         done = threading.Event()
@@ -421,8 +420,10 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         self.assertEqual([], results.doubles)
         arq_states, shared, bound, in_use = self._database()
         self.assertEqual([], shared)
-        self.assertEqual(results.kept, arq_states.pop(states.BOUND, 0))
-        self.assertEqual(results.unbound, arq_states.pop(states.UNBOUND, 0))
+        self.assertEqual(results.endings['kept'],
+                         arq_states.pop(states.BOUND, 0))
+        self.assertEqual(results.endings['unbound'],
+                         arq_states.pop(states.UNBOUND, 0))
         # What is left: ARQs whose creation was cut after it was written.
         self.assertLessEqual(set(arq_states), {states.INITIAL},
                              arq_states)

@@ -435,16 +435,6 @@ class RabbitMQ(fixtures.Fixture):
         """``SIGKILL`` the node's Erlang VM, as when its host dies."""
         _kill(self._pid_file(node))
 
-    def running(self, node):
-        """The nodes the node sees running, by name."""
-        status = subprocess.run(
-            [os.path.join(RABBITMQ_BIN, 'rabbitmqctl'), '-q', '-n',
-             self.name(node), 'eval', 'rabbit_nodes:all_running().'],
-            env=self._env(node), capture_output=True, text=True,
-            timeout=60).stdout
-        return {self.name(n) for n in range(self.NODES)
-                if self.name(n) in status}
-
     def leader(self, queue):
         """The node leading quorum queue ``queue``."""
         for line in self.ctl(0, 'list_queues', 'name', 'type',
