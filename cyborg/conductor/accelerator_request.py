@@ -57,7 +57,8 @@ def start_binds(context, patch, executor):
     request changed any of them meanwhile, none moves. Binds that need no
     more than a PCI handle end in that transaction; the others finish in
     the background on ``executor`` (:func:`cyborg.conductor.binding.start`).
-    Unbinds finish here.
+    Unbinds finish here; unbinding an Unbound ARQ changes nothing and
+    succeeds.
 
     :param patch: {arq_uuid: bind values or None to unbind}.
     :raises AcceleratorRequestNotFound: no ARQ has one of the uuids.
@@ -73,28 +74,32 @@ def start_binds(context, patch, executor):
     arqs, targets = arq_obj.AcceleratorRequest.load_patch(
         context, list(patch), {values['device_rp_uuid']
                                for values in patch.values() if values})
-    for uuid, values in patch.items():
+    for uuid in patch:
         if uuid not in arqs:
             raise exception.AcceleratorRequestNotFound(uuid=uuid)
-        target = states.UNBOUND if values is None else states.BIND_STARTED
+    binds = {uuid: (arqs[uuid], values)
+             for uuid, values in patch.items() if values is not None}
+    # One released already is left alone: a release retried after its
+    # answer was lost succeeds, as it did in 17.0.0.
+    unbinds = [uuid for uuid, values in patch.items()
+               if values is None and arqs[uuid].state != states.UNBOUND]
+    for uuid in [*binds, *unbinds]:
+        target = states.BIND_STARTED if uuid in binds else states.UNBOUND
         if not states.can_transition(arqs[uuid].state, target):
             raise exception.AcceleratorRequestInvalidState(
                 uuid=uuid, state=arqs[uuid].state,
                 allowed=', '.join(sorted(states.sources_of(target))))
-    binds = {uuid: (arqs[uuid], values)
-             for uuid, values in patch.items() if values is not None}
     checked = {uuid: binding.check(context, arq, values['hostname'],
                                    values['device_rp_uuid'], targets)
                for uuid, (arq, values) in binds.items()}
     if binds:
         binding.start(context, binds, checked, executor)
     unbind_failures = []
-    for uuid, values in patch.items():
-        if values is None:
-            try:
-                unbinding.unbind(context, arqs[uuid])
-            except exception.UnbindFailed as e:
-                unbind_failures.append(e)
+    for uuid in unbinds:
+        try:
+            unbinding.unbind(context, arqs[uuid])
+        except exception.UnbindFailed as e:
+            unbind_failures.append(e)
     if unbind_failures:
         raise unbind_failures[0]
 

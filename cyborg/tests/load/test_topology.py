@@ -255,8 +255,10 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
 
     # --- Nova, forgiving what a fault cuts ---------------------------------
 
-    def _attempt(self, stage, http, method, path, status, **kwargs):
+    def _attempt(self, stage, http, method, path, *statuses, **kwargs):
         """One request of Nova's; its body, or None when it failed.
+
+        It succeeds when answered with one of ``statuses``.
 
         A failure is counted in the phase under way (not in the phase its
         instance started in: a request cut by a fault counts with the
@@ -268,7 +270,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         except requests.RequestException as e:
             error = '%s: %s' % (stage, type(e).__name__)
         else:
-            if response.status_code == status:
+            if response.status_code in statuses:
                 return response.json() if response.content else {}
             error = '%s: %d %s' % (stage, response.status_code,
                                    response.text[:160])
@@ -276,14 +278,20 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         http.last_error = error
         return None
 
-    def _release(self, http, method, path, status, **kwargs):
-        """Send a release until it succeeds, as Nova's delete does."""
+    def _release(self, http, method, path, status, again=(), **kwargs):
+        """Send a release until it succeeds, as Nova's delete does.
+
+        Sent again, it also succeeds when answered with a status in
+        ``again``: a try whose answer was lost did it.
+        """
         deadline = time.monotonic() + RELEASE_TIMEOUT
-        while self._attempt('release', http, method, path, status,
+        statuses = (status,)
+        while self._attempt('release', http, method, path, *statuses,
                             **kwargs) is None:
             self.assertLess(time.monotonic(), deadline,
                             'could not release %s: %s' % (
                                 kwargs, http.last_error))
+            statuses = (status, *again)
             time.sleep(0.5)
 
     def _survivor(self, number, rp, http, results):
@@ -338,7 +346,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
             results.ended('unbound')
         elif ending == 'unbind-delete':
             self._release(http, 'delete', '/accelerator_requests',
-                          204, params={'arqs': arq['uuid']})
+                          204, again=(404,), params={'arqs': arq['uuid']})
         else:
             self._release(http, 'delete', '/accelerator_requests',
                           204, params={'instance': instance})

@@ -82,6 +82,23 @@ class TestConductorOverRPC(base.ConductorTestCase):
                           arq_obj.AcceleratorRequest.get_by_uuid,
                           self.admin_context, arq.uuid)
 
+    def test_unbinding_an_unbound_arq_again_succeeds(self):
+        # Nova sends a release again when the answer to the first was lost.
+        self._profile([{'resources:FPGA': '2'}])
+        released, kept = self.api.arq_create(self.admin_context, 'dp', 'p1')
+        self.api.arq_apply_patch(self.admin_context, {arq.uuid: {
+            'hostname': 'host1', 'device_rp_uuid': self.rp_uuid,
+            'instance_uuid': uuidutils.generate_uuid()}
+            for arq in (released, kept)})
+        self.api.arq_apply_patch(self.admin_context, {released.uuid: None})
+        self.api.arq_apply_patch(self.admin_context, {released.uuid: None,
+                                                      kept.uuid: None})
+        self.assertEqual(
+            [states.UNBOUND] * 2,
+            [arq_obj.AcceleratorRequest.get_by_uuid(
+                self.admin_context, arq.uuid).state
+             for arq in (released, kept)])
+
     def test_bind_to_rp_of_another_host_is_refused(self):
         self._profile([{'resources:FPGA': '1'}])
         arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
