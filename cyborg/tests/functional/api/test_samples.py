@@ -196,11 +196,13 @@ class TestSamples(test_routes.APITestCase):
         self.call('PATCH', '/v2/accelerator_requests/' + arq,
                   request='accelerator_requests/arq-unbind-req.json',
                   replace={SAMPLE_ARQ_UUID: arq}, status=202)
-        # From 2.8 the operations alone: well formed, and refused only
-        # for the state the request is in now.
+        # From 2.8 the operations alone: well formed; the request is
+        # Unbound already, which an unbind sent again leaves as it is.
         self.call('PATCH', '/v2/accelerator_requests/' + arq,
                   request='accelerator_requests/arq-unbind-one-req.json',
-                  status=409, version='2.8')
+                  status=202, version='2.8')
+        self.assertEqual('Unbound', self.call(
+            'GET', '/v2/accelerator_requests/' + arq)['state'])
         self.call('DELETE', '/v2/accelerator_requests?arqs=' + arq,
                   status=204)
         self.call('GET', '/v2/accelerator_requests/' + arq,
