@@ -14,9 +14,9 @@
 The conductor syncs a host's providers right after its agent's report and
 after a device is enabled or disabled; on top of that, a periodic pass
 (:class:`Reconciler`) syncs every known host once per ``[conductor]
-reconcile_interval``, whichever conductor does it: a pass records when it
-synced a host (``reconciled_at``), and every conductor's pass leaves the
-host alone until that is an interval old, so Placement's reads do not
+reconcile_interval``, whichever conductor does it: a pass claims a host
+before it syncs it (``reconciled_at``), and every conductor's pass leaves
+the host alone until that is an interval old, so Placement's reads do not
 grow with the number of conductors. That pass repairs drift (providers,
 traits or inventory changed by hand) and finishes syncs that failed, for
 example while Placement was down: the database holds the truth, so
