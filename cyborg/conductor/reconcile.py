@@ -14,22 +14,17 @@
 The conductor syncs a host's providers right after its agent's report and
 after a device is enabled or disabled; on top of that, a periodic pass
 (:class:`Reconciler`) syncs every known host once per ``[conductor]
-reconcile_interval``, whichever conductor does it: a pass claims a host
-before it syncs it (``reconciled_at``), and every conductor's pass leaves
-the host alone until that is an interval old, so Placement's reads do not
-grow with the number of conductors. That pass repairs drift (providers,
-traits or inventory changed by hand) and finishes syncs that failed, for
-example while Placement was down: the database holds the truth, so
-nothing is lost in the meantime. Every sync runs under the host's
-inventory lease. The same pass releases the quarantined devices that have
-been healthy for ``[conductor] quarantine_quiet_period``
-(:mod:`cyborg.conductor.health`).
+reconcile_interval``. That pass repairs drift (providers, traits or
+inventory changed by hand) and finishes syncs that failed, for example
+while Placement was down: the database holds the truth, so nothing is
+lost in the meantime. Every sync runs under the host's inventory lease.
+The same pass releases the quarantined devices that have been healthy for
+``[conductor] quarantine_quiet_period`` (:mod:`cyborg.conductor.health`).
 """
 
-import datetime
+import time
 
 from oslo_log import log
-from oslo_utils import timeutils
 
 from cyborg.clients import placement
 from cyborg.conductor import health
@@ -81,17 +76,15 @@ class Reconciler:
 
     def __init__(self, owner):
         self._owner = owner
-        self._stale = set()  # host names to sync at the next pass
+        self._synced = {}  # host name -> time.monotonic() of its last sync
 
     def stale(self, hostname):
         """Sync ``hostname`` at the next pass, whatever the interval."""
-        self._stale.add(hostname)
+        self._synced.pop(hostname, None)
 
-    def _due(self, host, now):
-        """Whether no conductor's pass synced ``host`` in the interval."""
-        return (host.hostname in self._stale or host.reconciled_at is None
-                or now - host.reconciled_at >= datetime.timedelta(
-                    seconds=CONF.conductor.reconcile_interval))
+    def _due(self, hostname, now):
+        last = self._synced.get(hostname)
+        return last is None or now - last >= CONF.conductor.reconcile_interval
 
     def release_recovered(self, context):
         """Release the quarantined devices healthy for the quiet period.
@@ -114,40 +107,30 @@ class Reconciler:
     def run(self, context):
         """Sync every host whose interval has passed.
 
-        A host is claimed first (its ``reconciled_at`` set where it is
-        still an interval old), so of conductors whose passes meet, one
-        only syncs it. A host another conductor is working on is left to
-        it, a host whose request Placement refuses is tried again next
-        pass; when Placement cannot be reached the pass stops and the next
-        one starts over. A claim that did not sync is given up.
+        A host another conductor is working on is left to it, a host
+        whose request Placement refuses is tried again next pass; when
+        Placement cannot be reached the pass stops and the next one
+        starts over.
         """
         client = placement.PlacementClient()
-        interval = CONF.conductor.reconcile_interval
         for host in host_obj.Host.list(context):
-            hostname = host.hostname
-            if not self._due(host, timeutils.utcnow(with_timezone=True)):
-                continue
-            if not host_obj.Host.claim_reconciliation(
-                    context, hostname,
-                    0 if hostname in self._stale else interval):
+            now = time.monotonic()
+            if not self._due(host.hostname, now):
                 continue
             try:
-                sync(context, hostname, self._owner(), client)
+                sync(context, host.hostname, self._owner(), client)
             except exception.HostLeaseHeld:
-                host_obj.Host.drop_reconciliation(context, hostname)
                 continue
             except exception.PlacementRequestFailed as e:
                 # This host's request was refused; the others may go on.
-                host_obj.Host.drop_reconciliation(context, hostname)
                 LOG.warning('Placement sync of host %(host)s failed, tried '
                             'again next pass: %(error)s',
-                            {'host': hostname, 'error': e})
+                            {'host': host.hostname, 'error': e})
                 continue
             except exception.PlacementUnavailable as e:
-                host_obj.Host.drop_reconciliation(context, hostname)
                 LOG.warning('Placement reconciliation stopped, tried again '
                             'in %(interval)d s: %(error)s',
                             {'interval': CONF.periodic_interval,
                              'error': e})
                 return
-            self._stale.discard(hostname)
+            self._synced[host.hostname] = now

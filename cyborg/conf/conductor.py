@@ -46,10 +46,7 @@ A pass compares the devices a host's agent last reported with the resource
 providers, inventories and traits Cyborg owns in Placement, and repairs any
 drift (a deleted provider, lost traits, changed inventory). A pass that
 finds nothing to change writes nothing. Lower it to repair drift sooner;
-every pass reads each host's providers from Placement. Whichever
-conductor makes a host's pass, the others leave that host alone until the
-interval is over, so Placement is read once per host and interval, however
-many conductors there are. Checked by the
+every pass reads each host's providers from Placement. Checked by the
 periodic tasks, so it takes effect at the granularity of
 ``[DEFAULT] periodic_interval``.
 

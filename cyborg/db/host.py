@@ -136,28 +136,6 @@ def set_reported(context, hostname):
     _write(context, hostname, {'reported_at': timeutils.utcnow()})
 
 
-@api.retry_on_deadlock
-@main_context_manager.writer
-def claim_reconciliation(context, hostname, seconds):
-    """Record a reconciliation of the host now, unless one was in ``seconds``.
-
-    :returns: whether the caller claimed it: of two conductors claiming a
-        host at once, one only does.
-    """
-    model = models.Host
-    now = timeutils.utcnow()
-    return _write(context, hostname, {'reconciled_at': now}, sa.or_(
-        model.reconciled_at.is_(None),
-        model.reconciled_at <= now - datetime.timedelta(seconds=seconds)))
-
-
-@api.retry_on_deadlock
-@main_context_manager.writer
-def drop_reconciliation(context, hostname):
-    """Forget the host's last reconciliation: the next pass syncs it."""
-    _write(context, hostname, {'reconciled_at': None})
-
-
 def set_compute_rp(context, hostname, rp_uuid, rp_name=None):
     """Record the uuid and name of the host's compute node provider."""
     _ensure(context, hostname)

@@ -100,8 +100,6 @@ class Host(BASE):
     lease_expires_at = sa.Column(sa.DateTime, nullable=True)
     # When the host's agent last sent a report that was applied.
     reported_at = sa.Column(sa.DateTime, nullable=True)
-    # When a conductor's reconciliation pass last synced it with Placement.
-    reconciled_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class PlacementProvider(BASE):

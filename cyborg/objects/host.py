@@ -43,8 +43,7 @@ class Host(stored.StoredObject):
     # Version 1.0: Initial version
     # Version 1.1: compute_rp_name
     # Version 1.2: reported_at
-    # Version 1.3: reconciled_at
-    VERSION = '1.3'
+    VERSION = '1.2'
 
     fields = dict(stored.StoredObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -54,7 +53,6 @@ class Host(stored.StoredObject):
         'lease_owner': fields.StringField(nullable=True),
         'lease_expires_at': fields.DateTimeField(nullable=True),
         'reported_at': fields.DateTimeField(nullable=True),
-        'reconciled_at': fields.DateTimeField(nullable=True),
     })
 
     def obj_make_compatible(self, primitive, target_version):
@@ -63,8 +61,6 @@ class Host(stored.StoredObject):
             primitive.pop('compute_rp_name', None)
         if versionutils.convert_version_to_tuple(target_version) < (1, 2):
             primitive.pop('reported_at', None)
-        if versionutils.convert_version_to_tuple(target_version) < (1, 3):
-            primitive.pop('reconciled_at', None)
 
     @classmethod
     def get_by_hostname(cls, context, hostname):
@@ -129,20 +125,6 @@ class Host(stored.StoredObject):
         /metrics shows.
         """
         host_db.set_reported(context, hostname)
-
-    @staticmethod
-    def claim_reconciliation(context, hostname, seconds):
-        """Claim the host's reconciliation now, unless one was in ``seconds``.
-
-        :returns: whether the caller claimed it; no other conductor does
-            for ``seconds`` (:class:`cyborg.conductor.reconcile.Reconciler`).
-        """
-        return host_db.claim_reconciliation(context, hostname, seconds)
-
-    @staticmethod
-    def drop_reconciliation(context, hostname):
-        """Give up a claimed reconciliation that did not sync the host."""
-        host_db.drop_reconciliation(context, hostname)
 
     @staticmethod
     def acquire_lease(context, hostname, owner, seconds):

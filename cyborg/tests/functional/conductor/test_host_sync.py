@@ -18,17 +18,9 @@ report → database → Placement path, device maintenance, Placement being
 down while reports arrive, and the periodic reconciliation.
 """
 
-import datetime
-
-from oslo_utils import timeutils
-
 from cyborg.agent import resource_tracker
-from cyborg.conductor import reconcile
 from cyborg.conductor import service as conductor_service
-import cyborg.conf
-from cyborg.db.api import main_context_manager
 from cyborg.db import host as host_db
-from cyborg.db import models
 from cyborg.drivers import base as drivers_base
 from cyborg import exception
 from cyborg.objects import deployable as deployable_obj
@@ -37,7 +29,6 @@ from cyborg.tests import base
 from cyborg.tests import openstack_fixtures
 from cyborg.tests import sysfs_tree
 
-CONF = cyborg.conf.CONF
 CARD = '0000:5e:00.0'
 GPU = '0000:3b:00.0'
 
@@ -143,29 +134,6 @@ class TestHostSync(base.ConductorTestCase):
         self.assertEqual(204, self.rp.delete(
             '/resource_providers/%s' % rp_uuid).status_code)
         self.conductor.manager.reconciler.run(self.admin_context)
-        self.assertEqual(rp_uuid, self._providers(compute)[name]['uuid'])
-
-    def test_one_conductors_pass_spares_the_others_the_interval(self):
-        compute = self._compute_node()
-        self.api.compute_node_rp(self.admin_context, hostname=self.host,
-                                 rp_name=self.host)
-        self.tracker.report()
-        self.conductor.manager.reconciler.run(self.admin_context)
-        name = '%s_%s' % (self.host, CARD)
-        rp_uuid = self._providers(compute)[name]['uuid']
-        self.assertEqual(204, self.rp.delete(
-            '/resource_providers/%s' % rp_uuid).status_code)
-        # Another conductor's pass within the interval leaves the host:
-        # the drift stays until the interval is over.
-        other = reconcile.Reconciler(lambda: 'other-conductor:1')
-        other.run(self.admin_context)
-        self.assertNotIn(name, self._providers(compute))
-        # The interval is over (the record moved back, not the clock).
-        with main_context_manager.writer.using(self.admin_context) as s:
-            s.query(models.Host).update({
-                'reconciled_at': timeutils.utcnow() - datetime.timedelta(
-                    seconds=CONF.conductor.reconcile_interval)})
-        other.run(self.admin_context)
         self.assertEqual(rp_uuid, self._providers(compute)[name]['uuid'])
 
     def test_a_refused_host_does_not_stop_the_others(self):

@@ -49,7 +49,7 @@ EXPECTED_FINGERPRINTS = {
     'DriverControlPathID': '1.0-e14d12caa861fca270a0f0b29a60964e',
     'DriverDeployable': '1.0-01ab81db0554f31e7d36676e4dc6f54d',
     'DriverDevice': '1.4-819386bf318932d4fe7255618f852ac2',
-    'Host': '1.3-50d9b3e19060baf11cfe4a4991615877',
+    'Host': '1.2-d27a1539860bc022c5e4c2c8d48f65bc',
     'NovaEvent': '1.0-d71a1fe41825eedad49e8957684ffea9',
     'HostReport': '1.0-975b0685707446af08dc35ac6305ccba',
 }
@@ -239,21 +239,3 @@ class TestHost(base.TestCase):
                       host.obj_to_primitive()['cyborg_object.data'])
         self.assertNotIn('reported_at', host.obj_to_primitive(
             target_version='1.1')['cyborg_object.data'])
-
-    def test_reconciled_at_claimed_once_and_left_out_for_1_2(self):
-        ctx = self.admin_context
-        host_obj.Host.set_compute_rp(ctx, 'host1', None)
-        self.assertEqual(
-            [True, False],
-            [host_obj.Host.claim_reconciliation(ctx, 'host1', 300)
-             for _ in range(2)])
-        # Forced (a stale host), it is claimed whenever the last was.
-        self.assertTrue(host_obj.Host.claim_reconciliation(ctx, 'host1', 0))
-        host = host_obj.Host.get_by_hostname(ctx, 'host1')
-        self.assertIsNotNone(host.reconciled_at)
-        self.assertNotIn('reconciled_at', host.obj_to_primitive(
-            target_version='1.2')['cyborg_object.data'])
-        # Given up, it is claimed by the next pass.
-        host_obj.Host.drop_reconciliation(ctx, 'host1')
-        self.assertTrue(
-            host_obj.Host.claim_reconciliation(ctx, 'host1', 300))
