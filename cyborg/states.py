@@ -42,7 +42,9 @@ TRANSITIONS = {
                              DELETING)),
     BOUND: frozenset((UNBOUND, UNBIND_FAILED, DELETING)),
     BIND_FAILED: frozenset((UNBOUND, UNBIND_FAILED, DELETING)),
-    # An unshelved instance binds its ARQs again.
+    # An unshelved instance binds its ARQs again. Unbinding an Unbound
+    # ARQ is no transition: the conductor leaves it as it is and the call
+    # succeeds (cyborg.conductor.accelerator_request.start_binds).
     UNBOUND: frozenset((BIND_STARTED, DELETING)),
     # Releasing may be retried after it failed.
     UNBIND_FAILED: frozenset((UNBOUND, DELETING)),
