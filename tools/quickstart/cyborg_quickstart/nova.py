@@ -165,11 +165,16 @@ class NovaServices:
     :param sysfs: the host's (simulated) sysfs, where the guests find
         the ids of the PCI functions passed through to them; None for
         ``/sys``.
+    :param provider_refresh: ``[compute]
+        resource_provider_association_refresh``, the seconds nova-compute
+        keeps its node's provider tree before reading it again (Nova's
+        default, 300): a provider Cyborg deletes (a device gone from the
+        host) fails every build there until then.
     """
 
     def __init__(self, state, venv, ports, placement_url, cyborg_url,
                  glance_url, rabbit_url, host, nodename=None, keystone=None,
-                 neutron_stand_in=True, sysfs=None):
+                 neutron_stand_in=True, sysfs=None, provider_refresh=300):
         self.state = os.path.abspath(state)
         self.venv = os.path.abspath(venv)
         self.ports = ports
@@ -182,6 +187,7 @@ class NovaServices:
         self.keystone = keystone
         self.neutron_stand_in = neutron_stand_in
         self.sysfs = sysfs
+        self.provider_refresh = provider_refresh
         self.conf = self.path('nova.conf')
         self.processes = {}
 
@@ -249,6 +255,8 @@ class NovaServices:
             'connection = %s' % _sqlite(self.path('nova_api.sqlite')),
             '', '[database]',
             'connection = %s' % _sqlite(self.path('nova_cell1.sqlite')),
+            '', '[compute]', 'resource_provider_association_refresh = %d' %
+            self.provider_refresh,
             '', '[conductor]', 'workers = 1',
             '', '[scheduler]', 'workers = 1',
             # New compute nodes are mapped to cell1 by the scheduler.

@@ -59,6 +59,9 @@ NOVA_VENV = os.environ.get('CYBORG_TEST_NOVA_VENV', nova.VENV)
 VENV = test_cyborg17.VENV
 HOSTS = cloud_view.HOSTS
 TIMEOUT = upgrade_steps.TIMEOUT
+#: Nova's ``[compute] resource_provider_association_refresh`` here: how
+#: long a nova-compute keeps a provider deleted under it (see hotplug).
+PROVIDER_REFRESH = 10
 
 
 class _EmptyMariaDB(test_fixtures.MySQLOpportunisticFixture):
@@ -102,7 +105,8 @@ class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
             os.path.join(self.tmp, 'nova'), NOVA_VENV,
             {'api': nova_port, 'neutron': neutron_port}, self.placement.url,
             self.legacy_url, glance.url, self._nova_vhost(),
-            HOSTS[0][0], nodename=HOSTS[0][1])
+            HOSTS[0][0], nodename=HOSTS[0][1],
+            provider_refresh=PROVIDER_REFRESH)
         self.addCleanup(self.nova_services.stop)
         self.addOnException(self._nova_logs)
         self.addOnException(self._our_logs)
@@ -296,8 +300,8 @@ class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
             self.delete(booted)
         self.assertEqual(len(HOSTS), len(legacy_host.programmed(
             self.bin_dir)))
-        loop.resume()
         self.hotplug(HOSTS[0])
+        loop.resume()
 
         # Then the compute hosts, one by one.
         for host, _node, _name in HOSTS:
@@ -350,7 +354,13 @@ class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
         self.assertEqual(deployables, self.deployables())
 
     def hotplug(self, host_entry):
-        """A card added on a 17.0.0 host is offered; removed, it leaves."""
+        """A card added on a 17.0.0 host is offered; removed, it leaves.
+
+        The boot loop is paused meanwhile, and until the host's
+        nova-compute has read its provider tree again: until then it
+        keeps the card's deleted provider and fails every build on the
+        host (``doc/source/admin/placement.rst``).
+        """
         host, node, _name = host_entry
         address = '0000:19:00.0'
 
@@ -367,6 +377,7 @@ class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
             True, was[1] + 1, was[2] + 1), TIMEOUT)
         self.trees[host].remove_pci(address)
         functional.wait('the card gone', lambda: shown() == was, TIMEOUT)
+        time.sleep(PROVIDER_REFRESH + 1)
 
     def delete(self, servers):
         for server in servers:
