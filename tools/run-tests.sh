@@ -26,6 +26,13 @@ venv=${CYBORG_TEST_VENV:-.venvs/test}
 python=${PYTHON:-python3}
 constraints=${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}
 
+# The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
+# for the upgrade tests, each in its own virtualenv, installed while this
+# one is.
+clients_log=$(mktemp)
+PYTHON=$python tools/setup-client-venvs.sh >"$clients_log" 2>&1 &
+clients=$!
+
 if [ ! -x "$venv/bin/python" ]; then
     echo "== creating virtualenv $venv"
     "$python" -m venv "$venv"
@@ -40,9 +47,11 @@ echo "== installing Cyborg and its test requirements into $venv"
 # files above bring its own.
 "$venv/bin/python" -m pip install -q --no-deps -e . -e tools/quickstart
 "$venv/bin/python" -m pip check
-# The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
-# for the upgrade tests, each in its own virtualenv.
-PYTHON=$python tools/setup-client-venvs.sh
+clients_rc=0
+wait "$clients" || clients_rc=$?
+cat "$clients_log"
+rm -f "$clients_log"
+[ "$clients_rc" = 0 ]
 
 export PATH="$PWD/$venv/bin:$PATH"
 

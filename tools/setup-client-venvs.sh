@@ -28,8 +28,10 @@
 #                      requirements.txt: pyroute2, which its schema
 #                      migrations import, is not among Neutron's)
 #
-# Re-running it is cheap: an existing virtualenv with the right packages is
-# left as it is. Naming virtualenvs installs only those:
+# The virtualenvs are installed side by side, each by a pip of its own, and
+# each one's output is printed once it is done; the script fails if any
+# install does. Re-running it is cheap: an existing virtualenv with the
+# right packages is left as it is. Naming virtualenvs installs only those:
 # tools/setup-client-venvs.sh keystone osc-10.5.0 (tools/quickstart.sh
 # does). Environment: PYTHON (python3), CYBORG_CLIENT_VENVS (default
 # .venvs).
@@ -41,13 +43,24 @@ root=${CYBORG_CLIENT_VENVS:-.venvs}
 wanted=" $* "
 
 # install_client VENV COMMAND PACKAGE... [PIP OPTIONS]: VENV is ready once
-# it has COMMAND and the first PACKAGE.
+# it has COMMAND and the first PACKAGE. It installs in the background, its
+# output in VENV.log until the end of this script prints it.
+pids=()
+logs=()
 install_client() {
-    local venv=$1 command=$2
-    shift 2
+    local venv=$1
     if [ "$wanted" != "  " ] && [[ $wanted != *" ${venv##*/} "* ]]; then
         return
     fi
+    mkdir -p "$root"
+    logs+=("$venv.log")
+    install_one "$@" >"$venv.log" 2>&1 &
+    pids+=($!)
+}
+
+install_one() {
+    local venv=$1 command=$2
+    shift 2
     # The list of packages is written last, once they are all installed.
     if [ -x "$venv/bin/$command" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
@@ -88,3 +101,12 @@ install_client "$root/tempest" tempest tempest==47.0.0 \
     cyborg-tempest-plugin==2.8.0
 install_client "$root/neutron-29.0.0" neutron-db-manage \
     "${neutron_requirements[@]}" -c tools/upper-constraints.txt
+
+# Wait for every install; print what each said, in the order started.
+failed=0
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    cat "${logs[$i]}"
+    rm -f "${logs[$i]}"
+done
+exit $failed
