@@ -13,7 +13,8 @@
 
 A :class:`BootLoop` boots one server at a time, of each flavor in turn,
 waits for it to settle, deletes it and waits for it to be gone, recording
-each attempt under the phase of the upgrade it started in. The upgrade
+each attempt under the phase of the upgrade it started in, and the one
+it ended in. The upgrade
 changes :attr:`BootLoop.phase` as it goes, and the flavors the loop boots
 where a phase serves more of them.
 """
@@ -25,9 +26,9 @@ import uuid
 
 #: One boot: the phase it started in, its flavor and node, whether the
 #: server became ACTIVE (else its status and fault), when it started and
-#: how long it took, deletion included.
+#: how long it took, deletion included, and the phase it ended in.
 Attempt = collections.namedtuple(
-    'Attempt', 'phase flavor node ok detail started seconds')
+    'Attempt', 'phase flavor node ok detail started seconds ended_in')
 
 
 class BootLoop(threading.Thread):
@@ -84,8 +85,9 @@ class BootLoop(threading.Thread):
                 ok, detail = self._boot_and_delete(flavor, node)
             except Exception as e:  # the API down, a timeout: recorded
                 ok, detail = False, repr(e)
-            self.attempts.append(Attempt(phase, name, node, ok, detail,
-                                         started, time.monotonic() - started))
+            self.attempts.append(Attempt(
+                phase, name, node, ok, detail, started,
+                time.monotonic() - started, self.phase))
         self._idle.set()
 
     def _boot_and_delete(self, flavor, node):
@@ -129,7 +131,3 @@ class BootLoop(threading.Thread):
             count, failed = found.get(attempt.phase, (0, 0))
             found[attempt.phase] = (count + 1, failed + (not attempt.ok))
         return found
-
-    def failures(self, phases):
-        """The attempts that failed in ``phases``."""
-        return [a for a in self.attempts if a.phase in phases and not a.ok]
