@@ -47,11 +47,14 @@ echo "== installing Cyborg and its test requirements into $venv"
 # files above bring its own.
 "$venv/bin/python" -m pip install -q --no-deps -e . -e tools/quickstart
 "$venv/bin/python" -m pip check
-clients_rc=0
-wait "$clients" || clients_rc=$?
+clients_ok=true
+wait "$clients" || clients_ok=false
 cat "$clients_log"
 rm -f "$clients_log"
-[ "$clients_rc" = 0 ]
+if ! $clients_ok; then
+    echo "tools/setup-client-venvs.sh failed (its output is above)" >&2
+    exit 1
+fi
 
 export PATH="$PWD/$venv/bin:$PATH"
 

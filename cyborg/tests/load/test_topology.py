@@ -331,12 +331,13 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
             else:
                 self.phase.failed_binds.append(self._logged(arq['uuid']))
         if handle is None:
-            # A failed build's requests are deleted by uuid, as Nova's
-            # conductor deletes them: a bind answered 503 (no conductor
-            # answered in time) or not at all may still be carried out by
-            # a conductor that receives it late, which then finds no
-            # request. Deleted by instance, a request bound after it
-            # would stay Bound.
+            # A failed bind's requests are deleted by uuid, as Nova's
+            # conductor deletes those of AcceleratorRequestBindingFailed:
+            # a bind answered 503 (no conductor answered in time) or not
+            # at all may still be carried out by a conductor that
+            # receives it late, which then finds no request. Deleted by
+            # instance only, a request bound after it would stay Bound
+            # (doc/source/admin/failure-behaviour.rst).
             self._release(http, 'delete', '/accelerator_requests', 204,
                           again=(404,), params={'arqs': arq['uuid']})
             response = rp.delete('/allocations/%s' % instance)
