@@ -33,7 +33,8 @@ Placement, bind, wait for the Nova event, release), while in turn, for
 ``two-galera-writers``
     the clients place their instances on two hosts only, so that both
     nodes write the same rows: conflicts, which Galera counts and logs
-    and Cyborg retries.
+    and Cyborg retries. The phase goes on past :data:`PHASE_SECONDS`
+    until Galera has counted one (at most :data:`CONFLICT_SECONDS`).
 ``galera-node-killed``
     node 0, HAProxy's active node, gets ``SIGKILL``: HAProxy moves to a
     backup.
@@ -97,6 +98,9 @@ PROFILE = test_bind_load.PROFILE
 CLIENTS = 12
 #: Seconds of load in each phase, after its fault.
 PHASE_SECONDS = functional.tunable('TOPOLOGY_PHASE_SECONDS', 6)
+#: How long the two writers may take to meet a conflict: on a loaded
+#: machine the clients' binds are fewer and a few seconds may pass none.
+CONFLICT_SECONDS = 60
 #: Every KEEP-th instance keeps its ARQ bound; the others release it, in
 #: turn as these endings say.
 KEEP = 25
@@ -217,8 +221,12 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         self.claim_hosts = self.hosts[:2]
         self.conflicts_before = self.galera.conflicts()
 
-    def _galera_node_killed(self):
+    def _conflicted(self):
+        """Whether the nodes counted a conflict since the two writers began."""
         self.conflicts = self.galera.conflicts() - self.conflicts_before
+        return self.conflicts > 0
+
+    def _galera_node_killed(self):
         self.claim_hosts = self.hosts
         self.galera.kill(0)
 
@@ -252,6 +260,9 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
               ('rabbitmq-leader-killed', _rabbitmq_leader_killed),
               ('rabbitmq-node-rejoined', _rabbitmq_node_rejoined),
               ('recovered', lambda self: None))
+    #: A phase that lasts, after PHASE_SECONDS, until this holds (or for
+    #: CONFLICT_SECONDS more).
+    LASTS_UNTIL = {'two-galera-writers': _conflicted}
 
     # --- Nova, forgiving what a fault cuts ---------------------------------
 
@@ -385,6 +396,17 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
 
     # --- the test ----------------------------------------------------------
 
+    def _lasted(self, done):
+        """Wait until the phase's condition holds; False if a client failed."""
+        until = self.LASTS_UNTIL.get(self.phase.name)
+        deadline = time.monotonic() + CONFLICT_SECONDS
+        while until is not None and not until(self):
+            if time.monotonic() > deadline:
+                break
+            if done.wait(1):
+                return False
+        return True
+
     def test_bind_load_through_faults(self):
         self._report_hosts()
         rpcapi.ConductorAPI().device_profile_create(
@@ -417,7 +439,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
             try:
                 # Each phase lasts PHASE_SECONDS, unless a client failed.
                 for name, fault in self.PHASES:
-                    if done.wait(PHASE_SECONDS):
+                    if done.wait(PHASE_SECONDS) or not self._lasted(done):
                         break
                     self.phase = _Phase(name)
                     phases.append(self.phase)
