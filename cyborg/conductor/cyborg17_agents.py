@@ -243,15 +243,21 @@ class HostAgents:
         behind the deployable's control path; it knows no function ids or
         names nor shell updates, and sends no report when it is done.
         """
-        server = _server(context, host)
-        if server is None:
+        def ours():
             return self._agent.program(
                 context, host, deployable_name, bitstream_id=bitstream_id,
                 function_id=function_id, function_name=function_name,
                 timeout=timeout, allow_shell=allow_shell)
+        return self._asked(context, host, ours, lambda server: self._program(
+            context, host, server, deployable_name, bitstream_id,
+            function_id or function_name, timeout, allow_shell))
+
+    def _program(self, context, host, server, deployable_name, bitstream_id,
+                 function, timeout, allow_shell):
+        """Ask 17.0.0's agent ``server`` to load ``bitstream_id``."""
         if bitstream_id is None:
             raise exception.BitstreamRejected(
-                image=function_id or function_name,
+                image=function,
                 deployable=deployable_name, reason=_(
                     "host %s runs openstack-cyborg 17.0.0's agent, which "
                     "loads bitstreams by image id only; upgrade "
@@ -298,14 +304,13 @@ class HostAgents:
     def create_mdev(self, context, host, mdev_uuid, mdev_type,
                     parent_address):
         """See :meth:`cyborg.agent.rpcapi.AgentAPI.create_mdev`."""
-        server = _server(context, host)
-        if server is None:
-            return self._agent.create_mdev(context, host, mdev_uuid,
-                                           mdev_type, parent_address)
-        with _mdev_failure('create', mdev_uuid):
-            return self._legacy.create_vgpu_mdev(
-                context, server, pci_addr=parent_address,
-                asked_type=mdev_type, ah_uuid=mdev_uuid)
+        def legacy(server):
+            with _mdev_failure('create', mdev_uuid):
+                return self._legacy.create_vgpu_mdev(
+                    context, server, pci_addr=parent_address,
+                    asked_type=mdev_type, ah_uuid=mdev_uuid)
+        return self._asked(context, host, lambda: self._agent.create_mdev(
+            context, host, mdev_uuid, mdev_type, parent_address), legacy)
 
     def remove_mdev(self, context, host, mdev_uuid):
         """See :meth:`cyborg.agent.rpcapi.AgentAPI.remove_mdev`.
@@ -313,15 +318,41 @@ class HostAgents:
         17.0.0's agent is told the parent and type too, from the handle
         the mediated device is named after.
         """
+        def legacy(server):
+            info = handle_obj.AttachHandle.get_by_uuid(context,
+                                                       mdev_uuid).attach_info
+            with _mdev_failure('remove', mdev_uuid):
+                return self._legacy.remove_vgpu_mdev(
+                    context, server, pci_addr=pci_address.join(info),
+                    asked_type=info.get('asked_type'), ah_uuid=mdev_uuid)
+        return self._asked(context, host, lambda: self._agent.remove_mdev(
+            context, host, mdev_uuid), legacy)
+
+    @staticmethod
+    def _asked(context, host, ours, legacy):
+        """``legacy(server)`` where the host's agent is 17.0.0's, else ours.
+
+        A 17.0.0 agent that does not answer may have been stopped for
+        this release's, which took the host over while the call waited in
+        the old agent's queue (the host's agent upgraded under a bind):
+        then this release's agent is asked instead.
+
+        :param ours: asks this release's agent.
+        :param legacy: asks 17.0.0's agent, given its server name.
+        """
         server = _server(context, host)
         if server is None:
-            return self._agent.remove_mdev(context, host, mdev_uuid)
-        info = handle_obj.AttachHandle.get_by_uuid(context,
-                                                   mdev_uuid).attach_info
-        with _mdev_failure('remove', mdev_uuid):
-            return self._legacy.remove_vgpu_mdev(
-                context, server, pci_addr=pci_address.join(info),
-                asked_type=info.get('asked_type'), ah_uuid=mdev_uuid)
+            return ours()
+        try:
+            return legacy(server)
+        except exception.ServiceUnavailable:
+            if _server(context, host) is not None:
+                raise
+            LOG.info("openstack-cyborg 17.0.0's agent %(server)s did not "
+                     "answer and this release's agent has taken %(host)s "
+                     "over meanwhile: asking it", {'server': server,
+                                                   'host': host})
+            return ours()
 
 
 @contextlib.contextmanager

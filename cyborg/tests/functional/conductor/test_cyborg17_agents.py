@@ -21,6 +21,7 @@ the conductor asks. The real Placement and Glance take part. A real
 
 import json
 import logging
+import time
 import uuid
 
 import fixtures
@@ -43,6 +44,7 @@ from cyborg import states
 from cyborg.tests import base
 from cyborg.tests import db_utils
 from cyborg.tests import openstack_fixtures
+from cyborg.tests import stand_ins
 
 FPGA = '0000:5e:00.0'
 GPU = '0000:d8:00.0'
@@ -107,6 +109,24 @@ class Cyborg17Agent:
         raise FileNotFoundError(2, 'No such file or directory')
 
 
+class ReplacedCyborg17Agent(Cyborg17Agent):
+    """A 17.0.0 agent stopped for this release's while a call waited.
+
+    This release's agent takes the host over; the call is never answered.
+    """
+
+    def __init__(self, context, host, compute_rp, wait):
+        super().__init__()
+        self.taken_over = lambda: host_obj.Host.set_compute_rp(
+            context, host, compute_rp, host)
+        self.wait = wait
+
+    def create_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
+        super().create_vgpu_mdev(context, pci_addr, asked_type, ah_uuid)
+        self.taken_over()
+        time.sleep(self.wait)
+
+
 class TestCyborg17Agent(base.ConductorTestCase):
 
     def setUp(self):
@@ -125,11 +145,11 @@ class TestCyborg17Agent(base.ConductorTestCase):
             messaging.Target(topic=rpcapi.TOPIC, version='1.0'),
             objects_base.CyborgObjectSerializer())
         self.agent = Cyborg17Agent()
-        server = service.RPCService(
+        self.agent_server = service.RPCService(
             self.agent, agent_rpcapi.TOPIC,
             objects_base.CyborgObjectSerializer(), host=self.host)
-        server.start()
-        self.addCleanup(server.stop)
+        self.agent_server.start()
+        self.addCleanup(self.agent_server.stop)
 
     def _report(self, devices):
         self.client.prepare().call(self.ctx, 'report_data',
@@ -300,3 +320,36 @@ class TestCyborg17Agent(base.ConductorTestCase):
                           deployables[FPGA].rp_uuid)
         self.assertEqual(states.BOUND, fpga.state, self.log.output)
         self.assertEqual([None, None, 'glance-service'], self.agent.tokens)
+
+    def test_a_bind_goes_to_the_agent_that_took_the_host_over(self):
+        # The host's agent is upgraded while a bind's call to make a vGPU
+        # waits in the queue of its 17.0.0 agent, which served as the FQDN.
+        self.conf.config(rpc_response_timeout=1)
+        self.agent_server.stop()
+        fqdn = self.host + '.example.org'
+        legacy = ReplacedCyborg17Agent(self.ctx, self.host, self.compute_rp,
+                                       wait=2)
+        server = service.RPCService(
+            legacy, agent_rpcapi.TOPIC,
+            objects_base.CyborgObjectSerializer(), host=fqdn)
+        server.start()
+        self.addCleanup(server.stop)
+        ours = self.useFixture(stand_ins.StandInAgent(self.host)).endpoint
+        self._report([_device(
+            fqdn, 'GPU', GPU, 'nvidia_gpu_driver', 'VGPU',
+            ['CUSTOM_NVIDIA_1EB8_T4'], [wire.DriverAttachHandle(
+                attach_type='MDEV', in_use=False, attach_info=_slot(
+                    GPU, asked_type='nvidia-222',
+                    vgpu_mark='nvidia-222_0'))])])
+        self.assertEqual(fqdn, host_obj.Host.get_by_hostname(
+            self.ctx, self.host).cyborg17_server)
+        mdev = str(uuid.uuid4())
+        cyborg17_agents.HostAgents().create_mdev(self.ctx, self.host, mdev,
+                                                 'nvidia-222', GPU)
+        self.assertEqual([('create_vgpu_mdev', GPU, 'nvidia-222', mdev)],
+                         legacy.calls)
+        self.assertEqual([('create_mdev', self.host, {
+            'mdev_uuid': mdev, 'mdev_type': 'nvidia-222',
+            'parent_address': GPU})], ours.calls)
+        self.assertIn("this release's agent has taken %s over" % self.host,
+                      self.log.output)
