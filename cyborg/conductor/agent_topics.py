@@ -66,7 +66,7 @@ LOG = log.getLogger(__name__)
 class HostEndpoint:
     """The report calls of one host's agent, served for that host only."""
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     target = messaging.Target(version=RPC_API_VERSION)
 

@@ -16,6 +16,7 @@ the methods in step with :mod:`cyborg.conductor.rpcapi`.
 """
 
 import os
+import time
 
 import futurist
 from oslo_log import log
@@ -35,6 +36,7 @@ from cyborg.conductor import reconcile
 import cyborg.conf
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.i18n import _
 from cyborg.objects import host as host_obj
 
 CONF = cyborg.conf.CONF
@@ -53,7 +55,7 @@ def own_context():
 class ConductorManager:
     """The conductor's RPC endpoint."""
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
@@ -182,7 +184,18 @@ class ConductorManager:
                                           project_id)
 
     @rpc.expected_exceptions(exception.CyborgException)
-    def arq_apply_patch(self, context, patch):
+    def arq_apply_patch(self, context, patch, deadline=None):
+        late = 0 if deadline is None else time.time() - deadline
+        if late > 0:
+            # The caller stopped waiting and answered that no conductor
+            # did: carried out now, a bind would hold a device for an
+            # instance its caller gave up.
+            LOG.warning('arq_apply_patch of %(arqs)s received %(late).1f s '
+                        'after its caller stopped waiting: refused',
+                        {'arqs': ', '.join(sorted(patch)), 'late': late})
+            raise exception.ServiceUnavailable(reason=_(
+                'the call reached a conductor %.1f s after its caller '
+                'stopped waiting; nothing changed') % late)
         accelerator_request.start_binds(context, patch, self.executor)
 
     @rpc.expected_exceptions(exception.CyborgException)

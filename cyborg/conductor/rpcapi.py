@@ -32,7 +32,11 @@ History:
   only them. Agents capped below 1.4 send them on ``cyborg-conductor``.
 * 1.5 - audit_heal (``cyborg-manage audit --heal`` repairs in a
   conductor). The agents' topics serve nothing new.
+* 1.6 - arq_apply_patch takes a deadline, after which a conductor that
+  receives it refuses it. The agents' topics serve nothing new.
 """
+
+import time
 
 import oslo_messaging as messaging
 
@@ -57,7 +61,7 @@ PROGRAM_MARGIN = 30
 class ConductorAPI:
     """What the API and the agents ask the conductor to do."""
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     def __init__(self, topic=TOPIC):
         target = messaging.Target(topic=topic, version='1.0')
@@ -131,7 +135,7 @@ class ConductorAPI:
                           device_profile_name=device_profile_name,
                           project_id=project_id)
 
-    def arq_apply_patch(self, context, patch):
+    def arq_apply_patch(self, context, patch, deadline=None):
         """Bind or unbind ARQs.
 
         Binds that need nothing but a PCI function are done when this
@@ -139,8 +143,22 @@ class ConductorAPI:
 
         :param patch: {arq_uuid: {'hostname', 'device_rp_uuid',
             'instance_uuid'[, 'project_id']} to bind, or None to unbind}.
+        :param deadline: the time (``time.time()``) after which a conductor
+            that receives the call refuses it, changing nothing; by default
+            when the call stops waiting (``[DEFAULT] rpc_response_timeout``
+            from now). The caller has then answered that no conductor
+            answered, and a bind carried out later would hold a device for
+            an instance its caller gave up. Conductors capped below 1.6 get
+            no deadline.
+        :raises ServiceUnavailable: no conductor answered in time, or the
+            one that received the call did so after the deadline.
         """
-        return self._call(context, '1.0', 'arq_apply_patch', patch=patch)
+        if not self.client.can_send_version('1.6'):
+            return self._call(context, '1.0', 'arq_apply_patch', patch=patch)
+        if deadline is None:
+            deadline = time.time() + CONF.rpc_response_timeout
+        return self._call(context, '1.6', 'arq_apply_patch', patch=patch,
+                          deadline=deadline)
 
     def arq_delete(self, context, uuids=None, instance_uuid=None):
         """Delete ARQs by uuid (all or none) or by instance."""
@@ -214,7 +232,7 @@ class AgentConductorAPI:
     release before still run) the calls go on ``cyborg-conductor``.
     """
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
 
     def __init__(self):
         target = messaging.Target(topic=AGENT_TOPIC, version='1.4')

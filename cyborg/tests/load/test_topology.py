@@ -260,8 +260,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
               ('rabbitmq-leader-killed', _rabbitmq_leader_killed),
               ('rabbitmq-node-rejoined', _rabbitmq_node_rejoined),
               ('recovered', lambda self: None))
-    #: A phase that lasts, after PHASE_SECONDS, until this holds (or for
-    #: CONFLICT_SECONDS more).
+    #: A phase that lasts, after PHASE_SECONDS, until this holds.
     LASTS_UNTIL = {'two-galera-writers': _conflicted}
 
     # --- Nova, forgiving what a fault cuts ---------------------------------
@@ -343,12 +342,9 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
                 self.phase.failed_binds.append(self._logged(arq['uuid']))
         if handle is None:
             # A failed bind's requests are deleted by uuid, as Nova's
-            # conductor deletes those of AcceleratorRequestBindingFailed:
-            # a bind answered 503 (no conductor answered in time) or not
-            # at all may still be carried out by a conductor that
-            # receives it late, which then finds no request. Deleted by
-            # instance only, a request bound after it would stay Bound
-            # (doc/source/admin/failure-behaviour.rst).
+            # conductor deletes those of AcceleratorRequestBindingFailed.
+            # A conductor that receives a bind after the API stopped
+            # waiting refuses it (doc/source/admin/failure-behaviour.rst).
             self._release(http, 'delete', '/accelerator_requests', 204,
                           again=(404,), params={'arqs': arq['uuid']})
             response = rp.delete('/allocations/%s' % instance)
@@ -400,9 +396,8 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         """Wait until the phase's condition holds; False if a client failed."""
         until = self.LASTS_UNTIL.get(self.phase.name)
         deadline = time.monotonic() + CONFLICT_SECONDS
-        while until is not None and not until(self):
-            if time.monotonic() > deadline:
-                break
+        while (until is not None and not until(self) and
+               time.monotonic() < deadline):
             if done.wait(1):
                 return False
         return True

@@ -11,8 +11,11 @@
 # under the License.
 """Conductor workflows driven through its RPC API on fake://."""
 
+import time
+
 from oslo_utils import uuidutils
 
+from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
 from cyborg import exception
 from cyborg.objects import accelerator_request as arq_obj
@@ -132,6 +135,28 @@ class TestConductorOverRPC(base.ConductorTestCase):
         self.assertEqual(states.INITIAL,
                          arq_obj.AcceleratorRequest.get_by_uuid(
                              self.admin_context, first.uuid).state)
+
+    def test_a_patch_received_after_its_deadline_changes_nothing(self):
+        # Its caller answered 503 and Nova gave the instance up: carried
+        # out now, the bind would hold a device for nobody.
+        self._profile([{'resources:FPGA': '1'}])
+        arq = self.api.arq_create(self.admin_context, 'dp', 'p1')[0]
+        bind = {arq.uuid: {'hostname': 'host1',
+                           'device_rp_uuid': self.rp_uuid,
+                           'instance_uuid': uuidutils.generate_uuid()}}
+        error = self.assertRaises(
+            exception.ServiceUnavailable, self.api.arq_apply_patch,
+            self.admin_context, bind, deadline=time.time() - 1)
+        self.assertIn('after its caller stopped waiting', error.message)
+        refused = arq_obj.AcceleratorRequest.get_by_uuid(self.admin_context,
+                                                         arq.uuid)
+        self.assertEqual((states.INITIAL, None),
+                         (refused.state, refused.attach_handle_id))
+        # An API capped below 1.6 sends no deadline.
+        self.conf.config(conductor='1.5', group='upgrade_levels')
+        rpcapi.ConductorAPI().arq_apply_patch(self.admin_context, bind)
+        self.assertEqual(states.BOUND, arq_obj.AcceleratorRequest.get_by_uuid(
+            self.admin_context, arq.uuid).state)
 
     def test_program(self):
         agent = self.useFixture(
