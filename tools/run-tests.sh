@@ -18,7 +18,7 @@
 # functional tests at other database and RabbitMQ servers,
 # CYBORG_TEST_NO_SKIP=1 to fail every test that would skip (the default
 # when CI is set), CYBORG_TEST_WORKERS for the number of pytest processes
-# (one more than the CPUs; 0 runs the tests in this one).
+# (two more than the CPUs; 0 runs the tests in this one).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -99,9 +99,9 @@ if [ -n "${CI:-}" ]; then
 fi
 
 # In parallel, with pytest-xdist: most tests wait on servers and processes,
-# so one worker more than the CPUs; tests that must share a worker carry
+# so two workers more than the CPUs; tests that must share a worker carry
 # an xdist_group mark (doc/source/contributor/testing.rst).
-workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 1))}
+workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 2))}
 # In CI the slowest tests are listed too, to keep the run short.
 durations=()
 if [ -n "${CI:-}" ]; then

@@ -195,8 +195,9 @@ class TestTakeover(upgrade_steps.UpgradeSteps, cloud_view.CloudView,
         and group of each server that is not ACTIVE, and its fault.
         """
         def settled():
-            found = {server: self.compute.get('/servers/%s' % server).json()[
-                'server'] for server in servers}
+            found = {s['id']: s for s in self.compute.get(
+                '/servers/detail').json()['servers'] if s['id'] in servers}
+            self.assertEqual(set(servers), set(found))
             if any(s['status'] == 'BUILD' for s in found.values()):
                 return None
             return found
