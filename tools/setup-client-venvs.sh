@@ -33,8 +33,10 @@
 # install does. Re-running it is cheap: an existing virtualenv with the
 # right packages is left as it is. Naming virtualenvs installs only those:
 # tools/setup-client-venvs.sh keystone osc-10.5.0 (tools/quickstart.sh
-# does). Environment: PYTHON (python3), CYBORG_CLIENT_VENVS (default
-# .venvs).
+# does). Runs at once install each virtualenv once: each waits for the
+# other's install of it (flock on VENV.lock), then finds it ready, so
+# .ci/run installs them while the quickstart starts. Environment: PYTHON
+# (python3), CYBORG_CLIENT_VENVS (default .venvs).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -44,23 +46,28 @@ wanted=" $* "
 
 # install_client VENV COMMAND PACKAGE... [PIP OPTIONS]: VENV is ready once
 # it has COMMAND and the first PACKAGE. It installs in the background, its
-# output in VENV.log until the end of this script prints it.
+# output in a file of its own until the end of this script prints it.
 pids=()
 logs=()
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
 install_client() {
     local venv=$1
     if [ "$wanted" != "  " ] && [[ $wanted != *" ${venv##*/} "* ]]; then
         return
     fi
     mkdir -p "$root"
-    logs+=("$venv.log")
-    install_one "$@" >"$venv.log" 2>&1 &
+    logs+=("$logdir/${venv##*/}.log")
+    install_one "$@" >"${logs[-1]}" 2>&1 &
     pids+=($!)
 }
 
 install_one() {
-    local venv=$1 command=$2
+    local venv=$1 command=$2 lock
     shift 2
+    # Held until this background job ends.
+    exec {lock}>"$venv.lock"
+    flock "$lock"
     # The list of packages is written last, once they are all installed.
     if [ -x "$venv/bin/$command" ] \
         && "$venv/bin/python" -m pip show -q "${1%%==*}" >/dev/null 2>&1 \
@@ -107,6 +114,5 @@ failed=0
 for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || failed=1
     cat "${logs[$i]}"
-    rm -f "${logs[$i]}"
 done
 exit $failed
