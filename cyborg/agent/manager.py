@@ -121,6 +121,52 @@ class AgentManager:
             reason=_('no enabled driver has an FPGA region of that name on '
                      'this host'))
 
+    def _region_at(self, controlpath_id):
+        """The FPGA region of the card behind a 17.0.0 control path."""
+        address = pci_address.address_of(controlpath_id.get('cpid_info'))
+        pci_devices = self.tracker.scan()
+        for driver in self.tracker.drivers:
+            regions = driver.fpga_regions(pci_devices)
+            for device in driver.discover(pci_devices) if regions else ():
+                if pci_address.address_of(
+                        device.controlpath_id.cpid_info) != address:
+                    continue
+                for deployable in device.deployables:
+                    if deployable.name in regions:
+                        return deployable.name
+        raise exception.NotProgrammable(
+            deployable=address or controlpath_id,
+            reason=_('no enabled driver has an FPGA region behind that '
+                     'control path on this host'))
+
+    # openstack-cyborg 17.0.0's methods. A conductor of this release asks
+    # a host whose agent is 17.0.0's with them; where this agent replaced
+    # that one under the same [DEFAULT] host, it takes over the calls
+    # left in the old agent's queue. See
+    # cyborg.conductor.cyborg17_agents.HostAgents.
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def fpga_program(self, context, controlpath_id, bitstream_uuid,
+                     driver_name):
+        """17.0.0's ``fpga_program``: :meth:`program`, by control path.
+
+        The image is checked as any other (never a shell image), and True
+        returned when it is loaded, as 17.0.0's agent did.
+        """
+        self.program(context, self._region_at(controlpath_id),
+                     bitstream_id=bitstream_uuid)
+        return True
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def create_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
+        """17.0.0's ``create_vgpu_mdev``: :meth:`create_mdev`."""
+        self.create_mdev(context, ah_uuid, asked_type, pci_addr)
+
+    @rpc.expected_exceptions(exception.CyborgException)
+    def remove_vgpu_mdev(self, context, pci_addr, asked_type, ah_uuid):
+        """17.0.0's ``remove_vgpu_mdev``: :meth:`remove_mdev`."""
+        self.remove_mdev(context, ah_uuid)
+
     @rpc.expected_exceptions(exception.CyborgException)
     def create_mdev(self, context, mdev_uuid, mdev_type, parent_address):
         _check_uuid(mdev_uuid)

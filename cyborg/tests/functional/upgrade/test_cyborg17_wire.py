@@ -19,11 +19,13 @@ another package named ``cyborg``.
 """
 
 import ast
+import inspect
 
 import oslo_messaging as messaging
 from oslo_utils import uuidutils
 
 from cyborg.agent import cyborg17_rpcapi
+from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.common import service
 from cyborg.objects import base as objects_base
@@ -117,3 +119,15 @@ class TestCyborg17Wire(base.TestCase):
         for method, sent in recorder.sent.items():
             self.assertEqual(takes[method], sent, method)
         self.assertEqual(3, len(recorder.sent))
+
+    def test_this_agent_takes_its_methods_arguments(self):
+        # Calls left in 17.0.0's agent's queue reach this release's agent
+        # where it took the host over under the same name.
+        theirs = _classes(_source('agent/manager.py'))['AgentManager']
+        takes = {node.name: [a.arg for a in node.args.args[1:]]
+                 for node in theirs.body
+                 if isinstance(node, ast.FunctionDef)}
+        for name in ('fpga_program', 'create_vgpu_mdev', 'remove_vgpu_mdev'):
+            ours = inspect.signature(getattr(agent_manager.AgentManager,
+                                             name))
+            self.assertEqual(takes[name], list(ours.parameters)[1:], name)

@@ -11,6 +11,7 @@
 # under the License.
 """The agent programs no FPGA region a running instance holds."""
 
+from cyborg.agent import cyborg17_rpcapi
 from cyborg.agent import manager
 from cyborg.agent import resource_tracker
 from cyborg.agent import rpcapi
@@ -25,6 +26,15 @@ from cyborg.tests import sysfs_tree
 
 PAC = '0000:5e:00.0'
 VF = '0000:5e:00.1'
+IMAGE = '6e1c1d0a-3b39-4a4e-9a1c-6c0b1f0e2f11'
+
+
+def _controlpath(address):
+    """The control path of a card, as 17.0.0's conductor sent it."""
+    domain, bus, rest = address.split(':')
+    device, function = rest.split('.')
+    return {'cpid_type': 'PCI', 'cpid_info': dict(
+        domain=domain, bus=bus, device=device, function=function)}
 
 
 class TestProgramInUse(base.TestCase):
@@ -50,7 +60,7 @@ class TestProgramInUse(base.TestCase):
         self.tree.write(VF, 'enable', '1')
         error = self.assertRaises(
             exception.NotProgrammable, self.api.program, self.context,
-            'host1', PAC, bitstream_id='6e1c1d0a-3b39-4a4e-9a1c-6c0b1f0e2f11')
+            'host1', PAC, bitstream_id=IMAGE)
         self.assertIn('its PCI function %s is passed through to a running '
                       'instance' % VF, str(error))
 
@@ -61,3 +71,22 @@ class TestProgramInUse(base.TestCase):
             exception.NotProgrammable, self.api.program, self.context,
             'host1', PAC, function_name='nothing')
         self.assertIn(PAC + ' is passed through', str(error))
+
+    def test_17_0_0_fpga_program_is_checked_the_same(self):
+        # A call left in the queue of the 17.0.0 agent this one replaced
+        # names the card by its control path: the same region is found,
+        # and refused the same.
+        self.tree.write(VF, 'enable', '1')
+        legacy = cyborg17_rpcapi.AgentAPI()
+        error = self.assertRaises(
+            exception.NotProgrammable, legacy.fpga_program, self.context,
+            'host1', _controlpath(PAC), IMAGE, 'intel_fpga_driver')
+        self.assertIn('its PCI function %s is passed through' % VF,
+                      str(error))
+        error = self.assertRaises(
+            exception.NotProgrammable, legacy.fpga_program, self.context,
+            'host1', _controlpath('0000:86:00.0'), IMAGE,
+            'intel_fpga_driver')
+        self.assertIn('0000:86:00.0 cannot be programmed: no enabled driver '
+                      'has an FPGA region behind that control path',
+                      str(error))

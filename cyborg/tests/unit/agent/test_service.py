@@ -16,6 +16,7 @@ import threading
 import fixtures
 import oslo_messaging as messaging
 
+from cyborg.agent import cyborg17_rpcapi
 from cyborg.agent import older_conductor
 from cyborg.agent import rpcapi
 from cyborg.agent import service
@@ -264,3 +265,21 @@ class TestAgentService(base.TestCase):
 
     def test_removing_a_missing_mdev_is_fine(self):
         self.agent_api.remove_mdev(self.context, 'host1', MDEV)
+
+    def test_17_0_0_calls_left_in_the_old_agents_queue(self):
+        # This agent replaced 17.0.0's under the same name: the calls a
+        # conductor sent that one, in its words, are carried out.
+        legacy = cyborg17_rpcapi.AgentAPI()
+        legacy.create_vgpu_mdev(self.context, 'host1', pci_addr=GPU,
+                                asked_type='nvidia-222', ah_uuid=MDEV)
+        self.assertEqual(MDEV, self.tree.read(
+            GPU, 'mdev_supported_types/nvidia-222/create'))
+        self.tree.mdev(MDEV, GPU, 'nvidia-222')
+        legacy.remove_vgpu_mdev(self.context, 'host1', pci_addr=GPU,
+                                asked_type='nvidia-222', ah_uuid=MDEV)
+        self.assertEqual('1', self.tree.read(GPU, MDEV + '/remove'))
+        # Checked as this release's calls are.
+        self.assertRaises(exception.MdevTypeNotEnabled,
+                          legacy.create_vgpu_mdev, self.context, 'host1',
+                          pci_addr=GPU, asked_type='nvidia-999',
+                          ah_uuid=MDEV)
