@@ -73,10 +73,47 @@ def pytest_collection_modifyitems(config, items):
     worker busy while the others sit idle. Started first, the short tests
     fill the other workers meanwhile, and the run ends sooner.
     """
-    def minutes(item):
-        mark = item.get_closest_marker(LONG)
-        return 0 if mark is None else mark.kwargs.get('minutes', 1)
-    items.sort(key=minutes, reverse=True)
+    items.sort(key=_minutes, reverse=True)
+    _short_behind_the_first(
+        items, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '0')))
+
+
+def _minutes(item):
+    mark = item.get_closest_marker(LONG)
+    return 0 if mark is None else mark.kwargs.get('minutes', 1)
+
+
+def _unit(item):
+    """What pytest-xdist's loadgroup hands a worker at once."""
+    mark = item.get_closest_marker('xdist_group')
+    if mark is None:
+        return item.nodeid
+    return mark.kwargs.get('name', mark.args[0] if mark.args else None)
+
+
+def _short_behind_the_first(items, workers):
+    """Short tests as the second unit of each worker.
+
+    loadgroup gives each worker two units at the start, and a worker that
+    finishes a test another: the second unit waits for the first. Behind
+    the longest ones, a long unit would wait many minutes while other
+    workers run out of work.
+    """
+    units = []
+    for index, item in enumerate(items):
+        if _unit(item) not in units:
+            units.append(_unit(item))
+            if len(units) == workers:
+                break
+    else:
+        return
+    if _minutes(items[index]) == 0:
+        return
+    short = [item for item in items[index + 1:]
+             if _minutes(item) == 0 and item.nodeid == _unit(item)][:workers]
+    for item in short:
+        items.remove(item)
+    items[index + 1:index + 1] = short
 
 
 def pytest_runtest_makereport(item, call):

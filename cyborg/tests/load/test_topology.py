@@ -135,7 +135,7 @@ class _Phase:
         }
 
 
-@pytest.mark.long(minutes=4)
+@pytest.mark.long(minutes=5)
 @testtools.skipIf(topology.missing(), topology.missing())
 class TestTopology(test_bind_load._BindLoad, base.TestCase):
 

@@ -369,7 +369,7 @@ class TestQuickstart(base.TestCase):
         self.assertIn('== stopping keystone (pid', output)
         self.assertEqual(3, self._main('status')[0])
 
-    @pytest.mark.long(minutes=3)
+    @pytest.mark.long(minutes=5)
     def test_real_nova(self):
         venv = openstack_fixtures.VENVS / ('nova-' + nova.NOVA_VERSION)
         osc = openstack_fixtures.VENVS / 'osc-10.5.0' / 'bin' / 'openstack'

@@ -226,7 +226,12 @@ def _session_class():
                 channel.sendall(done.stdout)
                 channel.sendall_stderr(done.stderr)
                 channel.send_exit_status(done.returncode)
-                channel.close()
+                # End of file; the client closes the channel. paramiko
+                # answers the exec request once check_channel_exec_request
+                # has returned, which may be after this thread is done,
+                # and a client that sees the channel closed before that
+                # answer fails the command ("Channel closed.").
+                channel.shutdown_write()
             except (OSError, EOFError, paramiko.SSHException) as e:
                 # The guest rebooted under the session.
                 print('session ended: %s' % e, file=sys.stderr, flush=True)
