@@ -94,26 +94,27 @@ def _unit(item):
 def _short_behind_the_first(items, workers):
     """Short tests as the second unit of each worker.
 
-    loadgroup gives each worker two units at the start, and a worker that
-    finishes a test another: the second unit waits for the first. Behind
-    the longest ones, a long unit would wait many minutes while other
-    workers run out of work.
+    loadgroup hands the units (a test, or an ``xdist_group``) out the
+    largest first, then in this order; each worker gets two at the start,
+    and another each time it finishes a test, so the second waits for the
+    first. Behind the longest, a long unit would wait many minutes while
+    other workers run out of work.
     """
-    units = []
+    sizes, first_item = {}, {}
     for index, item in enumerate(items):
-        if _unit(item) not in units:
-            units.append(_unit(item))
-            if len(units) == workers:
-                break
-    else:
+        sizes[_unit(item)] = sizes.get(_unit(item), 0) + 1
+        first_item.setdefault(_unit(item), index)
+    queue = sorted(sizes, key=lambda unit: -sizes[unit])
+    started = [first_item[unit] for unit in queue[:workers]
+               if sizes[unit] == 1]
+    if len(queue) <= workers or sizes[queue[workers]] > 1 or not started:
         return
-    if _minutes(items[index]) == 0:
-        return
-    short = [item for item in items[index + 1:]
-             if _minutes(item) == 0 and item.nodeid == _unit(item)][:workers]
+    after = max(started)
+    short = [item for item in items[after + 1:]
+             if _minutes(item) == 0 and sizes[_unit(item)] == 1][:workers]
     for item in short:
         items.remove(item)
-    items[index + 1:index + 1] = short
+    items[after + 1:after + 1] = short
 
 
 def pytest_runtest_makereport(item, call):
