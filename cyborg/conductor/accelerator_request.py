@@ -89,9 +89,14 @@ def start_binds(context, patch, executor):
             raise exception.AcceleratorRequestInvalidState(
                 uuid=uuid, state=arqs[uuid].state,
                 allowed=', '.join(sorted(states.sources_of(target))))
-    checked = {uuid: binding.check(context, arq, values['hostname'],
-                                   values['device_rp_uuid'], targets)
-               for uuid, (arq, values) in binds.items()}
+    try:
+        checked = {uuid: binding.check(context, arq, values['hostname'],
+                                       values['device_rp_uuid'], targets)
+                   for uuid, (arq, values) in binds.items()}
+    except exception.BindRefused as e:
+        # Nova fails the boot saying only that the bind failed.
+        LOG.warning('Bind refused: %s', e)
+        raise
     if binds:
         binding.start(context, binds, checked, executor)
     unbind_failures = []

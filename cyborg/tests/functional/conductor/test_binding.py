@@ -157,6 +157,8 @@ class TestBind(BindTestCase):
                               refused.instance_uuid))
         self.assertEqual([], self.nova.events)
         self.assertEqual(set(), self._in_use())
+        # Nova says only that the bind failed: the log says why.
+        self.assertIn('Bind refused: %s' % error.message, self.log.output)
         return error
 
     def test_unknown_rp(self):
