@@ -102,10 +102,13 @@ fi
 # so two workers more than the CPUs; tests that must share a worker carry
 # an xdist_group mark (doc/source/contributor/testing.rst).
 workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 2))}
-# In CI the slowest tests are listed too, to keep the run short.
+# In CI the slowest tests are listed too, to keep the run short, and the
+# summary names each failed test on one line (with CI set, pytest would
+# print each whole message there, and the end of a long one would hide the
+# names above it).
 durations=()
 if [ -n "${CI:-}" ]; then
-    durations=(--durations=30)
+    durations=(--durations=30 --force-short-summary)
 fi
 echo "== unit, functional and load tests ($workers workers)"
 pytest -p no:cacheprovider -ra -n "$workers" --dist loadgroup \
