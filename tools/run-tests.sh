@@ -106,10 +106,10 @@ workers=${CYBORG_TEST_WORKERS:-$(($(nproc) + 2))}
 # summary names each failed test on one line (with CI set, pytest would
 # print each whole message there, and the end of a long one would hide the
 # names above it).
-durations=()
+ci_options=()
 if [ -n "${CI:-}" ]; then
-    durations=(--durations=30 --force-short-summary)
+    ci_options=(--durations=30 --force-short-summary)
 fi
 echo "== unit, functional and load tests ($workers workers)"
 pytest -p no:cacheprovider -ra -n "$workers" --dist loadgroup \
-    "${durations[@]}" cyborg/tests "$@"
+    "${ci_options[@]}" cyborg/tests "$@"
