@@ -184,6 +184,22 @@ def bind_targets(context, rp_uuids):
 
 
 @main_context_manager.reader
+def owners(context, uuids, project_id=None):
+    """(uuid, project_id, instance_uuid) of the ARQs of ``uuids`` found.
+
+    With ``project_id``, of that project's only. One statement, of the
+    three columns alone: the API's check of a caller's ARQs before it asks
+    the conductor to change them.
+    """
+    query = sa.select(_MODEL.uuid, _MODEL.project_id,
+                      _MODEL.instance_uuid).where(
+                          _MODEL.uuid.in_(sorted(uuids)))
+    if project_id is not None:
+        query = query.where(_MODEL.project_id == project_id)
+    return context.session.execute(query).all()
+
+
+@main_context_manager.reader
 def load_patch(context, uuids, rp_uuids):
     """The ARQs of a bind/unbind patch and the targets of its binds.
 

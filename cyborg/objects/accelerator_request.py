@@ -39,6 +39,14 @@ class BindTarget(typing.NamedTuple):
     mdev: bool
 
 
+class Owner(typing.NamedTuple):
+    """Whose an ARQ is: what the API checks before changing it."""
+
+    uuid: str
+    project_id: typing.Optional[str]
+    instance_uuid: typing.Optional[str]
+
+
 def _bind_targets(context, rows):
     return {rp_uuid: BindTarget(
         deployable_obj.Deployable._from_db_object(context, row.deployable),
@@ -115,6 +123,16 @@ class AcceleratorRequest(stored.PersistentObject):
         return cls._from_db_objects(
             context, arq_db.delete_many(context, uuids=uuids,
                                         instance_uuid=instance_uuid))
+
+    @staticmethod
+    def owners(context, uuids, project_id=None):
+        """The :class:`Owner` of each ARQ of ``uuids`` found.
+
+        :param project_id: find that project's ARQs only; None, any
+            project's.
+        """
+        return [Owner(*row) for row in arq_db.owners(context, uuids,
+                                                     project_id)]
 
     @classmethod
     def load_patch(cls, context, uuids, rp_uuids):

@@ -31,6 +31,25 @@ _AS_STORED = frozenset((fields.BooleanField, fields.IntegerField,
 _UTC, _COERCE = 'utc', 'coerce'
 
 
+def _string_dict(value):
+    """Whether ``value`` is a dict of texts to texts or None."""
+    return type(value) is dict and all(
+        type(k) is str and (v is None or type(v) is str)
+        for k, v in value.items())
+
+
+def _string_dicts(value):
+    """Whether ``value`` is a list of :func:`_string_dict` dicts."""
+    return type(value) is list and all(map(_string_dict, value))
+
+
+#: Field types read from JSON columns, and when a value read needs no
+#: coercion: coercing would give an equal value (a device profile's
+#: groups, an attach handle's info).
+_AS_STORED_WHEN = {fields.DictOfNullableStringsField: _string_dict,
+                   fields.ListOfDictOfNullableStringsField: _string_dicts}
+
+
 def _naive_utc(value):
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
         return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
@@ -60,8 +79,10 @@ class StoredObject(base.CyborgObject, ovo_base.VersionedObjectDictCompat):
         A list of many rows is loaded field by field, so the values that
         the database already gives in the field's type skip
         oslo.versionedobjects' coercion (``None``); naive datetimes get
-        their UTC zone as that coercion would give it (``_UTC``); the
-        rest are set as attributes, coerced (``_COERCE``).
+        their UTC zone as that coercion would give it (``_UTC``); JSON
+        values skip it when a check says they are of the field's type
+        already (the check, from ``_AS_STORED_WHEN``); the rest are set
+        as attributes, coerced (``_COERCE``).
         """
         plan = []
         for name, field in cls.fields.items():
@@ -72,7 +93,7 @@ class StoredObject(base.CyborgObject, ovo_base.VersionedObjectDictCompat):
             elif type(field) is fields.DateTimeField:
                 how = _UTC
             else:
-                how = _COERCE
+                how = _AS_STORED_WHEN.get(type(field), _COERCE)
             # oslo.versionedobjects' private name of a field's storage
             # (guarded by cyborg/tests/unit/api/test_library_internals.py);
             # gone once it can set a field without coercion publicly.
@@ -85,7 +106,8 @@ class StoredObject(base.CyborgObject, ovo_base.VersionedObjectDictCompat):
         obj = obj or cls(context)
         for name, attrname, nullable, how in cls._column_fields():
             value = getattr(db_row, name)
-            if how is _COERCE or (value is None and not nullable):
+            if (how is _COERCE or (value is None and not nullable) or
+                    (callable(how) and not how(value))):
                 setattr(obj, name, value)
                 continue
             if how is _UTC and value is not None and value.tzinfo is None:

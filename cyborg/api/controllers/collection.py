@@ -98,9 +98,8 @@ class CollectionController(routing.RoutedController):
         return self.object_class.get_by_uuid(ctx, ident.lower())
 
     def _render(self, ctx, objects):
-        url = links.base_url()
-        return [self.resource.render(obj, base.version(), url)
-                for obj in objects]
+        url, version = links.base_url(), base.version()
+        return [self.resource.render(obj, version, url) for obj in objects]
 
     @pecan.expose('json')
     def get_all(self):

@@ -40,15 +40,21 @@ def _to_json(datatype):
 
     It gives what WSME's ``tojson`` gives for the types the resources
     declare, without its per-value dispatch: this runs for every field
-    of every item of a list.
+    of every item of a list. None where the value is JSON data already:
+    a text, a number, a boolean, or a list or dict of those (a device
+    profile's groups), which is then shown as it is, not copied.
     """
     if isinstance(datatype, wtypes.ArrayType):
-        item = _to_json(datatype.item_type) or _same
+        item = _to_json(datatype.item_type)
+        if item is None:
+            return None
         return lambda value: (None if value is None
                               else [item(v) for v in value])
     if isinstance(datatype, wtypes.DictType):
-        key = _to_json(datatype.key_type) or _same
-        val = _to_json(datatype.value_type) or _same
+        key, val = _to_json(datatype.key_type), _to_json(datatype.value_type)
+        if key is None and val is None:
+            return None
+        key, val = key or _same, val or _same
         return lambda value: (None if value is None else
                               {key(k): val(v) for k, v in value.items()})
     if datatype is datetime.datetime:
@@ -99,7 +105,7 @@ class Resource(wtypes.Base):
             elif name in extra:
                 value = extra[name]
             else:
-                value = obj[name]
+                value = getattr(obj, name)
                 if to_json is not None:
                     value = to_json(value)
             body[name] = value

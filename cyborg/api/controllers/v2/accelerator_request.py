@@ -83,18 +83,21 @@ def _own(ctx, filters):
 
 
 def _owned(ctx, action, uuids):
-    """The ARQs of ``uuids``, each authorised for ``action`` by owner.
+    """Whose the ARQs of ``uuids`` are, each authorised for ``action``.
 
+    :returns: the :class:`~cyborg.objects.accelerator_request.Owner` of
+        each.
     :raises AcceleratorRequestNotFound: one of them does not exist, or
         belongs to another project and the caller is no administrator.
     """
-    arqs = ARQ.list(ctx, filters=_own(ctx, {'uuid': sorted(uuids)}))
-    missing = set(uuids) - {arq.uuid for arq in arqs}
+    owners = ARQ.owners(ctx, uuids,
+                        None if ctx.is_admin else ctx.project_id)
+    missing = set(uuids) - {owner.uuid for owner in owners}
     if missing:
         raise exception.AcceleratorRequestNotFound(
             uuid=', '.join(sorted(missing)))
-    _authorize_owners(ctx, action, {arq.project_id for arq in arqs})
-    return arqs
+    _authorize_owners(ctx, action, {owner.project_id for owner in owners})
+    return owners
 
 
 def _authorize_owners(ctx, action, project_ids):
@@ -215,9 +218,9 @@ class AcceleratorRequestsController(collection.CollectionController):
                 name=_('query'), reason=_('give either arqs or instance'))
         if 'arqs' in params:
             uuids = sorted({u.lower() for u in params['arqs'].split(',')})
-            arqs = _owned(ctx, rules.DELETE, uuids)
+            owners = _owned(ctx, rules.DELETE, uuids)
             # What is bound to an instance is Nova's to release.
-            if any(arq.instance_uuid for arq in arqs):
+            if any(owner.instance_uuid for owner in owners):
                 auth.require_service_token(ctx, _(
                     'Deleting accelerator requests bound to an instance'))
             base.conductor().arq_delete(ctx, uuids=uuids)
