@@ -407,7 +407,7 @@ class NovaServices:
         first shows is waited for.
         """
         api = self.adapter()
-        first = []
+        first, last = [], {}
 
         def reporting():
             reports = {s['id']: s['updated_at'] for s in api.get(
@@ -415,12 +415,21 @@ class NovaServices:
                     'services']}
             if not first:
                 first.append(reports)
-            return api.get('/os-hypervisors').json().get('hypervisors') and (
-                any(first[0].get(service) != updated
-                    for service, updated in reports.items()))
+            nodes = api.get('/os-hypervisors').json().get('hypervisors')
+            last.update(nodes=len(nodes or ()), reports=reports)
+            return nodes and any(first[0].get(service) != updated
+                                 for service, updated in reports.items())
 
-        self._wait('the compute node %s in Nova, reporting' % self.nodename,
-                   reporting, timeout)
+        try:
+            self._wait('the compute node %s in Nova, reporting' %
+                       self.nodename, reporting, timeout)
+        except NovaError as e:
+            # What was missing, on the message's first line: the node, the
+            # service, or a report newer than the first.
+            raise NovaError('%s (last seen: %s compute nodes, nova-compute '
+                            'reports %s, first %s)' % (
+                                e, last.get('nodes'), last.get('reports'),
+                                first[0] if first else None)) from None
         self._manage('cell_v2', 'discover_hosts')
 
     def start_compute(self, host, nodename, timeout=180):

@@ -144,10 +144,14 @@ class _QuickstartStack(functional.ServicesTestCase):
             # Once more on a stack of its own (ports, state, database and
             # virtual host), in case what failed was the machine's (CI
             # failed this start twice where no run here did): the summary
-            # of a green run still names the first failure.
+            # of a green run still names the first failure, with the
+            # errors its services' logs ended with.
+            first, *rest = str(e).split('\n')
+            errors = [line for line in rest
+                      if ' ERROR ' in line or ' CRITICAL ' in line][:10]
             warnings.warn('the quickstart stack of %s failed to start, '
-                          'started again: %s' % (cls.__name__,
-                                                 str(e).split('\n')[0]))
+                          'started again: %s' % (
+                              cls.__name__, '\n'.join([first] + errors)))
             cls._start()
 
     @classmethod
