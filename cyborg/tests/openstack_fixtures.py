@@ -124,8 +124,10 @@ class Placement(fixtures.Fixture):
     @classmethod
     def app(cls, keystone=None):
         if cls._db_url is None:
-            cls._db_url = 'sqlite:///' + os.path.join(
-                tempfile.mkdtemp(prefix='placement-'), 'placement.sqlite')
+            state = tempfile.mkdtemp(prefix='placement-')
+            atexit.register(shutil.rmtree, state, ignore_errors=True)
+            cls._db_url = 'sqlite:///' + os.path.join(state,
+                                                      'placement.sqlite')
         if keystone not in cls._apps:
             cls._apps[keystone] = placement_server.make_app(
                 cls._db_url, keystone and keystone.authtoken_options())
