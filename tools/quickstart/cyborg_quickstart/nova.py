@@ -407,18 +407,19 @@ class NovaServices:
         first shows is waited for.
         """
         api = self.adapter()
-        first, last = [], {}
+        # The first reports, and the nodes and reports of the last look.
+        seen = {}
 
         def reporting():
             reports = {s['id']: s['updated_at'] for s in api.get(
                 '/os-services', params={'binary': 'nova-compute'}).json()[
                     'services']}
-            if not first:
-                first.append(reports)
-            nodes = api.get('/os-hypervisors').json().get('hypervisors')
-            last.update(nodes=len(nodes or ()), reports=reports)
-            return nodes and any(first[0].get(service) != updated
-                                 for service, updated in reports.items())
+            seen.setdefault('first', reports)
+            nodes = api.get('/os-hypervisors').json().get('hypervisors') or []
+            seen.update(nodes=len(nodes), last=reports)
+            return bool(nodes) and any(
+                seen['first'].get(service) != updated
+                for service, updated in reports.items())
 
         try:
             self._wait('the compute node %s in Nova, reporting' %
@@ -428,8 +429,8 @@ class NovaServices:
             # service, or a report newer than the first.
             raise NovaError('%s (last seen: %s compute nodes, nova-compute '
                             'reports %s, first %s)' % (
-                                e, last.get('nodes'), last.get('reports'),
-                                first[0] if first else None)) from None
+                                e, seen.get('nodes'), seen.get('last'),
+                                seen.get('first'))) from None
         self._manage('cell_v2', 'discover_hosts')
 
     def start_compute(self, host, nodename, timeout=180):
