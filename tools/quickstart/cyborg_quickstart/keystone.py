@@ -18,9 +18,11 @@ as a child process from that virtualenv, served by cheroot on loopback,
 with everything under one state directory: ``keystone.conf``, the SQLite
 database, the fernet and credential keys and ``keystone.log``.
 
-Starting it syncs the schema, makes the keys, bootstraps (the ``admin``
-user and project, the roles ``admin``, ``manager``, ``member``, ``reader``
-and ``service`` with the implications admin > manager > member > reader,
+Starting it syncs the schema, makes the keys (a new state directory
+copies those made once from the virtualenv:
+:mod:`cyborg_quickstart.prebuilt`), bootstraps (the ``admin`` user and
+project, the roles ``admin``, ``manager``, ``member``, ``reader`` and
+``service`` with the implications admin > manager > member > reader,
 region ``RegionOne``, the identity endpoint), then provisions
 :data:`PERSONAS`: a user per persona in projects ``project-a``,
 ``project-b`` and ``service``. Every user's password is made once per
@@ -51,6 +53,7 @@ from keystoneauth1 import session as ks_session
 from keystonemiddleware import auth_token
 from oslo_config import cfg
 
+from cyborg_quickstart import prebuilt
 from cyborg_quickstart import served
 
 REGION = 'RegionOne'
@@ -106,11 +109,17 @@ wsgi.Server((host, port), api.application, numthreads=threads,
 #: requests they make are token checks that only read the database.
 THREADS = 4
 
+#: The SQLite database in the state directory.
+DATABASE = 'keystone.sqlite'
+#: What a new state directory gets from :mod:`cyborg_quickstart.prebuilt`:
+#: the database, the fernet and credential keys.
+PREBUILT = (DATABASE, 'fernet-keys', 'credential-keys')
+
 CONF_TEMPLATE = """[DEFAULT]
 log_file = {state}/keystone.log
 
 [database]
-connection = sqlite:///{state}/keystone.sqlite
+connection = sqlite:///{state}/{database}
 
 [token]
 provider = fernet
@@ -193,20 +202,46 @@ class Keystone(served.Served):
     def setup(self):
         """Write keystone.conf, sync the schema, make keys, bootstrap.
 
-        Every step may be run again on the same state directory.
+        A new state directory gets a copy of the database and keys that
+        these steps made once from the virtualenv
+        (:mod:`cyborg_quickstart.prebuilt`), then only the bootstrap runs:
+        it sets this directory's password and this Keystone's URL. On an
+        existing one every step runs again, as each may.
         """
         if not os.path.exists(self._bin('keystone-manage')):
             raise KeystoneError(
                 'Keystone is not installed in %s: run '
                 'tools/setup-client-venvs.sh' % self.venv)
+        fresh = not os.path.exists(os.path.join(self.state, DATABASE))
         os.makedirs(self.state, exist_ok=True)
+        self._write_conf()
+        if fresh:
+            prebuilt.copy_into(self.state, self.venv, 'keystone',
+                               self._build, PREBUILT)
+        else:
+            self._make_keys()
+        self._bootstrap()
+
+    def _build(self, directory):
+        keystone = Keystone(directory, self.port, self.venv, self.host)
+        keystone._write_conf()
+        keystone._make_keys()
+        keystone._bootstrap()
+
+    def _write_conf(self):
         with open(self.conf_file, 'w') as f:
-            f.write(CONF_TEMPLATE.format(state=self.state))
+            f.write(CONF_TEMPLATE.format(state=self.state, database=DATABASE))
+
+    def _make_keys(self):
+        """The schema, and the fernet and credential keys."""
         self._manage('db_sync')
         owner = ['--keystone-user', str(os.getuid()),
                  '--keystone-group', str(os.getgid())]
         self._manage('fernet_setup', *owner)
         self._manage('credential_setup', *owner)
+
+    def _bootstrap(self):
+        """The admin (this directory's password), roles, region, endpoint."""
         # One argument: a password may start with "-".
         self._manage('bootstrap', '--bootstrap-password=' + self._password(),
                      '--bootstrap-username', PERSONAS['admin'][0],

@@ -35,9 +35,10 @@ catalog.
 
 Everything lives under one state directory: ``nova.conf``,
 ``api-paste.ini``, the databases, ``logs/`` and the driver's records.
-The databases outlive a restart, and with them the servers and the
-compute node. Each service runs in a session of its own;
-:meth:`NovaServices.stop` stops them all.
+A new state directory gets a copy of the databases made once from the
+virtualenv (:mod:`cyborg_quickstart.prebuilt`); they outlive a restart,
+and with them the servers and the compute node. Each service runs in a
+session of its own; :meth:`NovaServices.stop` stops them all.
 """
 
 import json
@@ -54,6 +55,7 @@ from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 
 from cyborg_quickstart import keystone as keystone_demo
+from cyborg_quickstart import prebuilt
 
 #: The Nova release the harness runs; its virtualenv is
 #: ``.venvs/nova-<NOVA_VERSION>``.
@@ -64,57 +66,13 @@ MICROVERSION = '2.95'
 #: The token every service sends without Keystone; Nova's filter and
 #: Cyborg's noauth and Placement's noauth2 accept it.
 TOKEN = 'admin'  # nosec B105
-#: What runs in Nova's virtualenv, from the state directory.
-_RUNNERS = [os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         'nova_venv', name)
+#: What runs in Nova's virtualenv, from the state directory, and the
+#: template of its ``api-paste.ini``.
+_NOVA_VENV = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          'nova_venv')
+_RUNNERS = [os.path.join(_NOVA_VENV, name)
             for name in ('nova_runner.py', 'nova_guest.py')]
-
-_PASTE = '''[composite:osapi_compute]
-use = call:nova.api.openstack.urlmap:urlmap_factory
-/: oscomputeversions
-/v2.1: oscomputeversion_v2
-/v2.1/+: openstack_compute_api_v21
-
-[pipeline:openstack_compute_api_v21]
-pipeline = compute_req_id faultwrap request_log sizelimit %(auth)s
-    keystonecontext osapi_compute_app_v21
-
-[pipeline:oscomputeversions]
-pipeline = faultwrap request_log oscomputeversionapp
-
-[pipeline:oscomputeversion_v2]
-pipeline = compute_req_id faultwrap request_log oscomputeversionapp_v2
-
-[filter:testauth]
-paste.filter_factory = nova_runner:auth_filter_factory
-
-[filter:authtoken]
-paste.filter_factory = keystonemiddleware.auth_token:filter_factory
-
-[filter:request_log]
-paste.filter_factory = nova.api.openstack.requestlog:RequestLog.factory
-
-[filter:compute_req_id]
-paste.filter_factory = nova.api.compute_req_id:ComputeReqIdMiddleware.factory
-
-[filter:faultwrap]
-paste.filter_factory = nova.api.openstack:FaultWrapper.factory
-
-[filter:sizelimit]
-paste.filter_factory = oslo_middleware:RequestBodySizeLimiter.factory
-
-[filter:keystonecontext]
-paste.filter_factory = nova.api.auth:NovaKeystoneContext.factory
-
-[app:osapi_compute_app_v21]
-paste.app_factory = nova.api.openstack.compute:APIRouterV21.factory
-
-[app:oscomputeversionapp]
-paste.app_factory = nova.api.openstack.compute.versions:Versions.factory
-
-[app:oscomputeversionapp_v2]
-paste.app_factory = nova.api.openstack.compute.versions:VersionsV2.factory
-'''
+_PASTE = os.path.join(_NOVA_VENV, 'api-paste.ini')
 
 
 class NovaError(Exception):
@@ -140,6 +98,11 @@ def compute_adapter(url, microversion=MICROVERSION, session=None):
 
 def _sqlite(path):
     return 'sqlite:///%s' % path
+
+
+#: The databases in the state directory, and cell1's uuid beside them.
+API_DB, CELL0_DB, CELL1_DB, CELL1_UUID = (
+    'nova_api.sqlite', 'nova_cell0.sqlite', 'nova_cell1.sqlite', 'cell1-uuid')
 
 
 class NovaServices:
@@ -252,9 +215,9 @@ class NovaServices:
             'arq_binding_timeout = 120',
             'heal_instance_info_cache_interval = -1',
             '', '[api_database]',
-            'connection = %s' % _sqlite(self.path('nova_api.sqlite')),
+            'connection = %s' % _sqlite(self.path(API_DB)),
             '', '[database]',
-            'connection = %s' % _sqlite(self.path('nova_cell1.sqlite')),
+            'connection = %s' % _sqlite(self.path(CELL1_DB)),
             '', '[compute]', 'resource_provider_association_refresh = %d' %
             self.provider_refresh,
             '', '[conductor]', 'workers = 1',
@@ -276,9 +239,11 @@ class NovaServices:
         # ``nova_runner`` from there, the driver ``nova_guest``.
         for runner in _RUNNERS:
             shutil.copy(runner, self.state)
+        with open(_PASTE) as f:
+            paste = f.read()
         with open(self.path('api-paste.ini'), 'w') as f:
-            f.write(_PASTE % {'auth': 'testauth' if self.keystone is None
-                              else 'authtoken'})
+            f.write(paste % {'auth': 'testauth' if self.keystone is None
+                             else 'authtoken'})
         with open(self.conf, 'w') as f:
             f.write(self._config())
 
@@ -324,13 +289,13 @@ class NovaServices:
                 return columns[2]
         return None
 
-    def _spawn(self, name, argv):
+    def _spawn(self, name, argv, **env):
         with open(self.path('logs', name + '.log'), 'w') as log:
             # Nova's commands from its virtualenv, or the runner.
             self.processes[name] = subprocess.Popen(  # nosec B603
                 argv, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, cwd=self.state, env=self.env(),
-                start_new_session=True)
+                stderr=subprocess.STDOUT, cwd=self.state,
+                env=dict(self.env(), **env), start_new_session=True)
 
     def _check_running(self):
         for name, proc in self.processes.items():
@@ -356,22 +321,51 @@ class NovaServices:
     def setup(self):
         """Write the files; build or upgrade the API, cell0 and cell1 DBs.
 
-        Databases of an earlier start are kept, with their servers; cell1
-        takes this start's RabbitMQ URL. It needs no other service, so a
-        caller may do it while the ones Nova needs start.
+        A new state directory gets a copy of the databases that
+        :meth:`_steps` made once from the virtualenv
+        (:mod:`cyborg_quickstart.prebuilt`); on an existing one, those of
+        an earlier start, with their servers, are upgraded. Either way
+        cell1 takes this start's RabbitMQ URL. It needs no other service,
+        so a caller may do it while the ones Nova needs start.
         """
+        fresh = not os.path.exists(self.path(API_DB))
         self.prepare()
+        if fresh:
+            prebuilt.copy_into(self.state, self.venv, 'nova', self._build,
+                               (API_DB, CELL0_DB, CELL1_DB, CELL1_UUID))
+            with open(self.path(CELL1_UUID)) as f:
+                cell1 = f.read()
+        else:
+            cell1 = self._steps()
+        self._manage('cell_v2', 'update_cell', '--cell_uuid', cell1,
+                     '--transport-url', self.rabbit_url)
+        return self
+
+    def _build(self, directory):
+        nova = NovaServices(directory, self.venv, self.ports,
+                            self.placement_url, self.cyborg_url,
+                            self.glance_url, self.rabbit_url, self.host)
+        nova.prepare()
+        with open(nova.path(CELL1_UUID), 'w') as f:
+            f.write(nova._steps())
+
+    def _steps(self):
+        """Sync the API DB, map cell0 and cell1, sync the cells' DBs.
+
+        The cell mappings name the cells' databases relative to the state
+        directory, where every Nova process runs: a copy of the databases
+        elsewhere finds its own. Each step may run again.
+
+        :returns: cell1's uuid.
+        """
         self._manage('api_db', 'sync')
         self._manage('cell_v2', 'map_cell0', '--database_connection',
-                     _sqlite(self.path('nova_cell0.sqlite')))
-        cell1 = self._cell_uuid('cell1')
-        if cell1 is None:
-            self._manage('cell_v2', 'create_cell', '--name', 'cell1')
-        else:
-            self._manage('cell_v2', 'update_cell', '--cell_uuid', cell1,
-                         '--transport-url', self.rabbit_url)
+                     _sqlite(CELL0_DB))
+        cell1 = self._cell_uuid('cell1') or self._manage(
+            'cell_v2', 'create_cell', '--name', 'cell1', '--verbose',
+            '--database_connection', _sqlite(CELL1_DB)).split()[-1]
         self._manage('db', 'sync')
-        return self
+        return cell1
 
     def commands(self):
         """(name, command line) of each service, in the order to start.
@@ -442,15 +436,9 @@ class NovaServices:
         path = self.path(name + '.conf')
         with open(path, 'w') as f:
             f.write('[DEFAULT]\nhost = %s\n' % host)
-        with open(self.path('logs', name + '.log'), 'w') as log:
-            # Nova's command, run by the runner from its virtualenv.
-            self.processes[name] = subprocess.Popen(  # nosec B603
-                self._runner('compute', '--config-file', self.conf,
-                             '--config-file', path),
-                stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, cwd=self.state,
-                env=dict(self.env(), CYBORG_NOVA_NODENAME=nodename),
-                start_new_session=True)
+        self._spawn(name, self._runner('compute', '--config-file', self.conf,
+                                       '--config-file', path),
+                    CYBORG_NOVA_NODENAME=nodename)
         api = self.adapter()
         self._wait('the compute node %s in Nova' % nodename,
                    lambda: nodename in [

@@ -262,7 +262,7 @@ class Quickstart(quickstart_processes.ServiceProcesses):
             # start to the next. On its first start here its compute node
             # is new: Placement would refuse it the name of the one the
             # simulated nova-compute of an earlier run registered.
-            if (not os.path.exists(self.nova.path('nova_api.sqlite')) and
+            if (not os.path.exists(self.nova.path(nova.API_DB)) and
                     os.path.exists(self.path('placement.sqlite'))):
                 os.unlink(self.path('placement.sqlite'))
             self.nova.setup()
