@@ -206,7 +206,7 @@ class Cloud:
             except ks_exceptions.ConnectionError:
                 return False  # not listening yet
         bench.wait('both compute nodes in Nova', both, 300, self.alive)
-        # Maps them to cell1.
+        # Both mapped to cell1 (listed), and reporting.
         self.nova.wait_for_compute()
 
     def stop(self):

@@ -214,6 +214,9 @@ class NovaServices:
             # Nova's bind wait; Cyborg's own bind_timeout is shorter.
             'arq_binding_timeout = 120',
             'heal_instance_info_cache_interval = -1',
+            # Periodic tasks start at once, not up to a minute later: the
+            # scheduler's below maps a new compute node within a second.
+            'periodic_fuzzy_delay = 0',
             '', '[api_database]',
             'connection = %s' % _sqlite(self.path(API_DB)),
             '', '[database]',
@@ -381,7 +384,7 @@ class NovaServices:
             for service in ('conductor', 'scheduler', 'compute')]
 
     def start(self, timeout=180):
-        """Start the services (after :meth:`setup`) and map the compute.
+        """Start the services (after :meth:`setup`).
 
         Placement must answer. It returns once the compute node is mapped
         to its cell (:meth:`wait_for_compute`).
@@ -392,13 +395,14 @@ class NovaServices:
         return self
 
     def wait_for_compute(self, timeout=180):
-        """Wait for the compute node and its service's report, then map it.
+        """Wait for the compute node, mapped to its cell, and its report.
 
-        ``nova-manage cell_v2 discover_hosts`` maps it to its cell, so the
-        scheduler can place servers on it. After a restart the node is
-        known at once, but the scheduler takes the service for down until
-        nova-compute reports again: a report newer than those the API
-        first shows is waited for.
+        The scheduler maps a new node to its cell (``[scheduler]
+        discover_hosts_in_cells_interval``), so it can place servers on it;
+        the compute API lists a node only once it is mapped. After a
+        restart the node is known at once, but the scheduler takes the
+        service for down until nova-compute reports again: a report newer
+        than those the API first shows is waited for.
         """
         api = self.adapter()
         # The first reports, and the nodes and reports of the last look.
@@ -425,12 +429,12 @@ class NovaServices:
                             'reports %s, first %s)' % (
                                 e, seen.get('nodes'), seen.get('last'),
                                 seen.get('first'))) from None
-        self._manage('cell_v2', 'discover_hosts')
 
     def start_compute(self, host, nodename, timeout=180):
         """Start one more ``nova-compute``, on ``host``, named ``nodename``.
 
-        It returns once the node is mapped to its cell.
+        It returns once the node is mapped to its cell (listed by the
+        compute API).
         """
         name = 'nova-compute-' + host
         path = self.path(name + '.conf')
@@ -445,7 +449,6 @@ class NovaServices:
                        h['hypervisor_hostname'] for h in api.get(
                            '/os-hypervisors').json().get('hypervisors', [])],
                    timeout)
-        self._manage('cell_v2', 'discover_hosts')
 
     def stop(self):
         """Stop every service: SIGTERM, then SIGKILL to its session."""
