@@ -46,6 +46,11 @@ class TestCopyInto(testtools.TestCase):
                            ('db', 'keys'))
         return state, sorted(os.listdir(state))
 
+    def kept(self):
+        """What the virtualenv keeps, without the locks."""
+        return [name for name in os.listdir(os.path.join(
+            self.venv, prebuilt.DIRECTORY)) if not name.endswith('.lock')]
+
     def read(self, state, *path):
         with open(os.path.join(state, *path)) as f:
             return f.read()
@@ -60,9 +65,7 @@ class TestCopyInto(testtools.TestCase):
             self.assertEqual('key', self.read(state, 'keys', '0'))
         # Built in a directory of its own, kept in the virtualenv.
         self.assertNotIn(self.builds[0], (first, second))
-        self.assertEqual(['svc-'], [
-            name[:4] for name in os.listdir(os.path.join(
-                self.venv, prebuilt.DIRECTORY)) if not name.endswith('.lock')])
+        self.assertEqual(['svc-'], [name[:4] for name in self.kept()])
 
     def test_built_again_for_other_packages(self):
         self.copy()
@@ -72,6 +75,8 @@ class TestCopyInto(testtools.TestCase):
         self.assertEqual('built 2', self.read(state, 'db'))
         self.copy()
         self.assertEqual(2, len(self.builds))
+        # The first build, of other packages, is gone.
+        self.assertEqual(1, len(self.kept()))
 
     def test_failed_build_leaves_nothing(self):
         def fail(directory):
@@ -82,9 +87,7 @@ class TestCopyInto(testtools.TestCase):
         self.assertRaises(RuntimeError, prebuilt.copy_into, state, self.venv,
                           'svc', fail, ('db',))
         self.assertEqual([], os.listdir(state))
-        self.assertEqual([], [
-            name for name in os.listdir(os.path.join(
-                self.venv, prebuilt.DIRECTORY)) if not name.endswith('.lock')])
+        self.assertEqual([], self.kept())
         # The next caller builds.
         state, _ = self.copy()
         self.assertEqual('built 2', self.read(state, 'db'))

@@ -18,9 +18,9 @@ as a child process from that virtualenv, served by cheroot on loopback,
 with everything under one state directory: ``keystone.conf``, the SQLite
 database, the fernet and credential keys and ``keystone.log``.
 
-Starting it syncs the schema, makes the keys (a new state directory
-copies those made once from the virtualenv:
-:mod:`cyborg_quickstart.prebuilt`), bootstraps (the ``admin`` user and
+Starting it syncs the schema (a new state directory copies the database
+made once from the virtualenv: :mod:`cyborg_quickstart.prebuilt`), makes
+the keys, bootstraps (the ``admin`` user and
 project, the roles ``admin``, ``manager``, ``member``, ``reader`` and
 ``service`` with the implications admin > manager > member > reader,
 region ``RegionOne``, the identity endpoint), then provisions
@@ -112,8 +112,8 @@ THREADS = 4
 #: The SQLite database in the state directory.
 DATABASE = 'keystone.sqlite'
 #: What a new state directory gets from :mod:`cyborg_quickstart.prebuilt`:
-#: the database, the fernet and credential keys.
-PREBUILT = (DATABASE, 'fernet-keys', 'credential-keys')
+#: the database and the keys of the credentials it holds.
+PREBUILT = (DATABASE, 'credential-keys')
 
 CONF_TEMPLATE = """[DEFAULT]
 log_file = {state}/keystone.log
@@ -202,11 +202,12 @@ class Keystone(served.Served):
     def setup(self):
         """Write keystone.conf, sync the schema, make keys, bootstrap.
 
-        A new state directory gets a copy of the database and keys that
-        these steps made once from the virtualenv
-        (:mod:`cyborg_quickstart.prebuilt`), then only the bootstrap runs:
-        it sets this directory's password and this Keystone's URL. On an
-        existing one every step runs again, as each may.
+        A new state directory gets a copy of the database and credential
+        keys that the schema's and the bootstrap's steps made once from
+        the virtualenv (:mod:`cyborg_quickstart.prebuilt`); on an existing
+        one those steps run again, as each may. Either way the fernet keys
+        are made here (each Keystone signs its own tokens), and the
+        bootstrap sets this directory's password and this Keystone's URL.
         """
         if not os.path.exists(self._bin('keystone-manage')):
             raise KeystoneError(
@@ -219,26 +220,34 @@ class Keystone(served.Served):
             prebuilt.copy_into(self.state, self.venv, 'keystone',
                                self._build, PREBUILT)
         else:
-            self._make_keys()
+            self._sync()
+        self._fernet_keys()
         self._bootstrap()
 
     def _build(self, directory):
         keystone = Keystone(directory, self.port, self.venv, self.host)
         keystone._write_conf()
-        keystone._make_keys()
+        keystone._sync()
+        keystone._fernet_keys()
         keystone._bootstrap()
 
     def _write_conf(self):
         with open(self.conf_file, 'w') as f:
             f.write(CONF_TEMPLATE.format(state=self.state, database=DATABASE))
 
-    def _make_keys(self):
-        """The schema, and the fernet and credential keys."""
+    @staticmethod
+    def _owner():
+        return ['--keystone-user', str(os.getuid()),
+                '--keystone-group', str(os.getgid())]
+
+    def _sync(self):
+        """The schema and the credential keys."""
         self._manage('db_sync')
-        owner = ['--keystone-user', str(os.getuid()),
-                 '--keystone-group', str(os.getgid())]
-        self._manage('fernet_setup', *owner)
-        self._manage('credential_setup', *owner)
+        self._manage('credential_setup', *self._owner())
+
+    def _fernet_keys(self):
+        """The keys of the tokens: each Keystone its own, not copied."""
+        self._manage('fernet_setup', *self._owner())
 
     def _bootstrap(self):
         """The admin (this directory's password), roles, region, endpoint."""

@@ -20,6 +20,7 @@ the tests start a dozen of these services in a run.
 """
 
 import fcntl
+import glob
 import hashlib
 import inspect
 import os
@@ -55,8 +56,9 @@ def copy_into(state, venv, name, build, files):
     ``build(directory)`` sets the service up in ``directory``, a new state
     directory of its own, as it would ``state``; what it makes is kept in
     ``<venv>/cyborg-prebuilt/<name>-<key>``, the key changing with the
-    virtualenv's packages and ``build``'s module. The first caller builds
-    them; other processes wait for it (a lock), later ones copy at once.
+    virtualenv's packages and ``build``'s module (a new build removes
+    those of other keys). The first caller builds them; other processes
+    wait for it (a lock), later ones copy at once.
 
     :param files: names of files or directories in ``directory``; none
         may name an absolute path of ``directory``, which is gone.
@@ -67,13 +69,17 @@ def copy_into(state, venv, name, build, files):
     with open(built + '.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.path.isdir(built):
-            work = tempfile.mkdtemp(prefix=name + '-', dir=root)
+            work = tempfile.mkdtemp(prefix='.%s-' % name, dir=root)
             try:
                 build(work)
                 os.rename(work, built)
             except BaseException:
                 shutil.rmtree(work, ignore_errors=True)
                 raise
+            # What older code or packages made is of no more use.
+            for stale in glob.glob(os.path.join(root, name + '-*')):
+                if not stale.startswith(built):
+                    shutil.rmtree(stale, ignore_errors=True)
     for path in files:
         source = os.path.join(built, path)
         if os.path.isdir(source):
