@@ -328,7 +328,8 @@ class NovaServices:
         :meth:`_steps` made once from the virtualenv
         (:mod:`cyborg_quickstart.prebuilt`); on an existing one, those of
         an earlier start, with their servers, are upgraded. Either way
-        cell1 takes this start's RabbitMQ URL. It needs no other service,
+        ``update_cell`` gives cell1 this start's RabbitMQ URL and its
+        ``[database] connection``. It needs no other service,
         so a caller may do it while the ones Nova needs start.
         """
         fresh = not os.path.exists(self.path(API_DB))
@@ -357,7 +358,8 @@ class NovaServices:
 
         The cell mappings name the cells' databases relative to the state
         directory, where every Nova process runs: a copy of the databases
-        elsewhere finds its own. Each step may run again.
+        elsewhere finds its own cell0 (cell1 is then updated by
+        :meth:`setup`). Each step may run again.
 
         :returns: cell1's uuid.
         """
