@@ -14,9 +14,11 @@
 A :class:`BootLoop` boots one server at a time, of each flavor in turn,
 waits for it to settle, deletes it and waits for it to be gone, recording
 each attempt under the phase of the upgrade it started in, and the one
-it ended in. The upgrade
-changes :attr:`BootLoop.phase` as it goes, and the flavors the loop boots
-where a phase serves more of them.
+it ended in. After a failed attempt it waits :data:`RETRY_SECONDS`, as
+someone booting again would: a boot fails within a second while no
+Cyborg API answers, and failing boots back to back only loaded Nova.
+The upgrade changes :attr:`BootLoop.phase` as it goes, and the flavors
+the loop boots where a phase serves more of them.
 """
 
 import collections
@@ -29,6 +31,9 @@ import uuid
 #: how long it took, deletion included, and the phase it ended in.
 Attempt = collections.namedtuple(
     'Attempt', 'phase flavor node ok detail started seconds ended_in')
+
+#: Seconds between a failed attempt and the next.
+RETRY_SECONDS = 2
 
 
 class BootLoop(threading.Thread):
@@ -88,6 +93,8 @@ class BootLoop(threading.Thread):
             self.attempts.append(Attempt(
                 phase, name, node, ok, detail, started,
                 time.monotonic() - started, self.phase))
+            if not ok:
+                self._stopping.wait(RETRY_SECONDS)
         self._idle.set()
 
     def _boot_and_delete(self, flavor, node):
@@ -110,9 +117,15 @@ class BootLoop(threading.Thread):
         return ok, detail
 
     def _until(self, server_id, settled):
-        """The server once ``settled``; None once gone or after timeout."""
+        """The server once ``settled``; None once gone or after timeout.
+
+        It asks Nova's API as :func:`cyborg.tests.functional.wait` asks:
+        after 0.2 s, then less and less often, down to once a second, so
+        that a boot of several seconds is not asked about every half
+        second on a machine the other tests share.
+        """
         deadline = time.monotonic() + self.timeout
-        server = None
+        server, pause = None, 0.2
         while time.monotonic() < deadline:
             response = self.compute.get('/servers/%s' % server_id,
                                         raise_exc=False)
@@ -121,7 +134,8 @@ class BootLoop(threading.Thread):
             server = response.json()['server']
             if settled(server):
                 return server
-            time.sleep(0.5)
+            time.sleep(pause)
+            pause = min(1.0, pause * 1.5)
         return server
 
     def summary(self):
