@@ -26,12 +26,32 @@ venv=${CYBORG_TEST_VENV:-.venvs/test}
 python=${PYTHON:-python3}
 constraints=${TOX_CONSTRAINTS_FILE:-tools/upper-constraints.txt}
 
+# A script run in the background from here on, its output in a file.
+declare -A pids logs
+start() {
+    logs[$1]=$(mktemp)
+    PYTHON=$python "$1" >"${logs[$1]}" 2>&1 &
+    pids[$1]=$!
+}
+
+# Its output, once it has ended; the run stops if it failed.
+finish() {
+    local ok=true
+    wait "${pids[$1]}" || ok=false
+    cat "${logs[$1]}"
+    rm -f "${logs[$1]}"
+    if ! $ok; then
+        echo "$1 failed (its output is above)" >&2
+        exit 1
+    fi
+}
+
 # The real clients the API tests drive, Nova, and openstack-cyborg 17.0.0
 # for the upgrade tests, each in its own virtualenv, installed while this
-# one is.
-clients_log=$(mktemp)
-PYTHON=$python tools/setup-client-venvs.sh >"$clients_log" 2>&1 &
-clients=$!
+# one is; and the wheel alone, in a virtualenv of its own from a copy of
+# the tree, checked meanwhile too.
+start tools/setup-client-venvs.sh
+start tools/check-wheel.sh
 
 if [ ! -x "$venv/bin/python" ]; then
     echo "== creating virtualenv $venv"
@@ -47,14 +67,7 @@ echo "== installing Cyborg and its test requirements into $venv"
 # files above bring its own.
 "$venv/bin/python" -m pip install -q --no-deps -e . -e tools/quickstart
 "$venv/bin/python" -m pip check
-clients_ok=true
-wait "$clients" || clients_ok=false
-cat "$clients_log"
-rm -f "$clients_log"
-if ! $clients_ok; then
-    echo "tools/setup-client-venvs.sh failed (its output is above)" >&2
-    exit 1
-fi
+finish tools/setup-client-venvs.sh
 
 export PATH="$PWD/$venv/bin:$PATH"
 
@@ -70,7 +83,7 @@ echo "== bandit"
 bandit -r cyborg -x cyborg/tests -q
 
 echo "== the wheel alone: pip check, every service module imports"
-PYTHON=$python tools/check-wheel.sh
+finish tools/check-wheel.sh
 
 # The MariaDB, PostgreSQL and RabbitMQ servers and sudo, as CI has them:
 # started or installed where missing and possible.

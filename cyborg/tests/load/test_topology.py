@@ -78,7 +78,6 @@ import uuid
 import fixtures
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import test_fixtures
-import pymysql
 import pytest
 import requests
 import testtools
@@ -97,11 +96,8 @@ from cyborg_quickstart import placement as placement_demo
 PROFILE = test_bind_load.PROFILE
 
 CLIENTS = 12
-#: Each client's rest between two instances: about ten instances a
-#: second in all, which every fault meets under way, where clients
-#: without a rest took all the CPU of a machine the other tests share
-#: (the faults are what this test is about; the bind load's throughput
-#: is test_bind_load's).
+#: Each client's rest between two instances: about ten a second in all,
+#: which every fault meets under way, not all the CPU the suite shares.
 REST_SECONDS = 1
 #: Seconds of load in each phase, after its fault.
 PHASE_SECONDS = functional.tunable('TOPOLOGY_PHASE_SECONDS', 6)
@@ -173,7 +169,8 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         self.haproxy = self.useFixture(topology.HAProxy(
             root, db_port, self.galera, api_port, self.api_ports))
         self.front_url = 'http://127.0.0.1:%d/v2' % api_port
-        functional.wait('HAProxy to reach Galera', lambda: _created(db_port))
+        functional.wait('HAProxy to reach Galera',
+                        lambda: topology.database_created(db_port))
         facade = enginefacade.transaction_context()
         facade.configure(**db_api.facade_options(dict(
             self.DATABASE, connection=self.galera.url(db_port))))
@@ -185,7 +182,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
     def _front(self):
         for index, port in enumerate(self.api_ports):
             self._api('api-%d' % index, port, workers=1)
-        functional.wait('HAProxy to reach the APIs', lambda: _serves(
+        functional.wait('HAProxy to reach the APIs', lambda: topology.serves(
             self.front_url))
         return self.front_url
 
@@ -275,11 +272,10 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
     def _attempt(self, stage, http, method, path, *statuses, **kwargs):
         """One request of Nova's; its body, or None when it failed.
 
-        It succeeds when answered with one of ``statuses``.
-
-        A failure is counted in the phase under way (not in the phase its
-        instance started in: a request cut by a fault counts with the
-        fault), and kept in :attr:`last_error` of the thread.
+        It succeeds when answered with one of ``statuses``. A failure is
+        counted in the phase under way (not in the phase its instance
+        started in: a request cut by a fault counts with the fault), and
+        kept in :attr:`last_error` of the thread.
         """
         try:
             response = http.request(method, self.api_url + path,
@@ -483,25 +479,3 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
         # Every fault was met, and binds go on after the last.
         self.assertEqual(len(self.PHASES) + 1, len(phases))
         self.assertGreater(len(phases[-1].latencies), 0, figures)
-
-
-def _created(port):
-    """Whether HAProxy let us create the database ``cyborg``."""
-    try:
-        conn = pymysql.connect(host='127.0.0.1', port=port,
-                               user=topology.DB_USER,
-                               password=topology.DB_PASSWORD,
-                               connect_timeout=2)
-    except pymysql.Error:
-        return False
-    with conn.cursor() as cursor:
-        cursor.execute('CREATE DATABASE IF NOT EXISTS cyborg')
-    conn.close()
-    return True
-
-
-def _serves(url):
-    try:
-        return requests.get(url, timeout=5).ok
-    except requests.ConnectionError:
-        return False

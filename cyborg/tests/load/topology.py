@@ -29,6 +29,8 @@ import subprocess
 import threading
 
 import fixtures
+import pymysql
+import requests
 
 from cyborg.tests import functional
 
@@ -453,3 +455,25 @@ class RabbitMQ(fixtures.Fixture):
     def _stop_all(self):
         for node in range(self.NODES):
             self.kill(node)
+
+
+def database_created(port):
+    """Whether HAProxy let us create the database ``cyborg``."""
+    try:
+        conn = pymysql.connect(host='127.0.0.1', port=port,
+                               user=DB_USER, password=DB_PASSWORD,
+                               connect_timeout=2)
+    except pymysql.Error:
+        return False
+    with conn.cursor() as cursor:
+        cursor.execute('CREATE DATABASE IF NOT EXISTS cyborg')
+    conn.close()
+    return True
+
+
+def serves(url):
+    """Whether ``url`` answers a GET with a success."""
+    try:
+        return requests.get(url, timeout=5).ok
+    except requests.ConnectionError:
+        return False
