@@ -290,22 +290,13 @@ class TestRollingRestart(_ServicesOnDatabase):
                 time.sleep(0.2)  # the API restarts or waits on a conductor
 
     def _wait_state(self, arq_uuid, wanted):
-        """The ARQ's state, once it is one of ``wanted``.
-
-        Asked after 0.05 s, then less and less often, down to twice a
-        second: a bind waiting on a restarting service is not asked about
-        twenty times a second.
-        """
-        deadline, pause = time.monotonic() + 90, 0.05
-        while True:
+        """The ARQ's state, once it is one of ``wanted``."""
+        def reached():
             state = self._call('GET', '/accelerator_requests/' +
                                arq_uuid).json()['state']
-            if state in wanted:
-                return state
-            if time.monotonic() > deadline:
-                raise AssertionError('ARQ %s still %s' % (arq_uuid, state))
-            time.sleep(pause)
-            pause = min(0.5, pause * 1.5)
+            return state if state in wanted else None
+        return functional.wait('ARQ %s %s' % (arq_uuid, ' or '.join(wanted)),
+                               reached, 90)
 
     def _cycle(self, host, rp_uuid):
         """Create, claim, bind, unbind, delete, release: one boot's life."""
