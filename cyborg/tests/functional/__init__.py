@@ -22,6 +22,7 @@ import subprocess
 import time
 import urllib.parse
 
+import requests
 import testtools
 from testtools import content
 
@@ -107,6 +108,15 @@ def wait(what, check, timeout=90):
             raise AssertionError('timed out waiting for %s' % what)
         time.sleep(pause)
         pause = min(1.0, pause * 1.5)
+
+
+def serves(url, status=None):
+    """Whether ``url`` answers a GET: with ``status``, or any success."""
+    try:
+        response = requests.get(url, timeout=5)
+    except requests.ConnectionError:
+        return False
+    return response.ok if status is None else response.status_code == status
 
 
 def log_tails(directories, lines=150):

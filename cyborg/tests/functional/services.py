@@ -228,14 +228,9 @@ class ServicesTestCase(test_fixtures.OpportunisticDBTestMixin,
             'api': {'auth_strategy': 'noauth', 'host_ip': '127.0.0.1',
                     'port': port, 'api_workers': 2},
         })
-        functional.wait('cyborg-api serving', self._serving, timeout=60)
+        functional.wait('cyborg-api serving', lambda: functional.serves(
+            self.api_url, 200), timeout=60)
         return process
-
-    def _serving(self):
-        try:
-            return requests.get(self.api_url, timeout=5).status_code == 200
-        except requests.ConnectionError:
-            return False
 
     def restart_nova(self):
         """Start Nova's event receiver again, on the port it had."""

@@ -170,10 +170,7 @@ class _BindLoad:
         def serving():
             if process.proc.poll() is not None:
                 self.fail('%s exited' % name)
-            try:
-                return requests.get(url, timeout=5).ok
-            except requests.ConnectionError:
-                return False
+            return functional.serves(url)
 
         functional.wait(name, serving)
 

@@ -182,7 +182,7 @@ class TestTopology(test_bind_load._BindLoad, base.TestCase):
     def _front(self):
         for index, port in enumerate(self.api_ports):
             self._api('api-%d' % index, port, workers=1)
-        functional.wait('HAProxy to reach the APIs', lambda: topology.serves(
+        functional.wait('HAProxy to reach the APIs', lambda: functional.serves(
             self.front_url))
         return self.front_url
 

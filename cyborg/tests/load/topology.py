@@ -30,7 +30,6 @@ import threading
 
 import fixtures
 import pymysql
-import requests
 
 from cyborg.tests import functional
 
@@ -469,11 +468,3 @@ def database_created(port):
         cursor.execute('CREATE DATABASE IF NOT EXISTS cyborg')
     conn.close()
     return True
-
-
-def serves(url):
-    """Whether ``url`` answers a GET with a success."""
-    try:
-        return requests.get(url, timeout=5).ok
-    except requests.ConnectionError:
-        return False
