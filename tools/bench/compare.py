@@ -38,7 +38,10 @@ Each is seeded with 200 device profiles, then measured for ``--duration``
 seconds per call after a warm-up: wrk (tools/bench/wrk.lua) lists the
 profiles (c=8) and gets one by name (c=8); Python threads run bind cycles
 (create, bind, wait for the event at the stub Nova, unbind, delete) at c=1
-and c=4 while no other ARQ exists, then at c=1 beside 1,000 unbound ARQs;
+and c=4 while no other ARQ exists, then 200 cycles one at a time with
+the CPU each step costs each process (the services' processes,
+RabbitMQ, MariaDB, the load generator), then at c=1 beside 1,000
+unbound ARQs;
 wrk then creates ARQs (c=4) and device profiles (c=4). The memory of
 each service (all its processes), resident (RSS) and proportional (PSS,
 which counts a page that forked processes share once), is read at rest
@@ -84,6 +87,8 @@ except ImportError as e:
                      'tools/bench/compare.py (%s)' % e)
 
 PROFILES = 200
+#: Bind cycles whose steps are accounted (compare_load.BindCycles.steps).
+STEP_CYCLES = 200
 REPORT = os.path.join(ROOT, 'doc', 'source', 'contributor',
                       'performance_comparison.inc')
 #: The group of every seeded profile: the fake driver's device.
@@ -149,6 +154,9 @@ def measure(shape, nova, duration, profile=None):
                     # Another run, not measured: sampling takes CPU.
                     with _profiled(profile, shape, key, duration):
                         binds.run(connections, duration)
+            bench.log('   bind_steps (%d cycles, one at a time)'
+                      % STEP_CYCLES)
+            figures['bind_steps'] = binds.steps(STEP_CYCLES, services)
             _bind_beside_arqs(shape.api, binds, calls, duration)
             _call(calls, 'create_arq', shape.api + '/accelerator_requests',
                   4, duration, 'POST',
@@ -286,6 +294,7 @@ def run(args):
                          ours_db),
               bench.Ours(os.path.join(state, 'all_in_one'), ports)]
     results = {'shapes': {}, 'cpus': os.cpu_count(),
+               'step_cycles': STEP_CYCLES,
                'api_workers_default': _api_workers_default(),
                'meta': {
                    'date': datetime.datetime.now(

@@ -14,7 +14,7 @@
 wrk (tools/bench/wrk.lua) for the HTTP calls, and Python threads for
 Nova's life of an ARQ (create, bind, wait for the event, unbind,
 delete), each with its throughput, latencies and the load generator's
-CPU.
+CPU; one cycle at a time, what each step costs each process.
 """
 
 import http.client
@@ -28,6 +28,8 @@ import threading
 import time
 import uuid
 
+import compare_memory
+from compare_report import STEPS
 import compare_services as bench
 
 #: The wrk script, beside this file.
@@ -62,6 +64,26 @@ def wrk(url, connections, duration, method='GET', body=None):
                          before.ru_utime - before.ru_stime) / seconds}
 
 
+#: Processes that serve every shape, by their command name in /proc.
+SHARED = {'RabbitMQ': 'beam.smp', 'MariaDB': 'mariadbd'}
+
+
+def _shared_pids():
+    """{label: pids} of the processes of SHARED running now."""
+    found = {label: [] for label in SHARED}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open('/proc/%s/comm' % entry) as f:
+                    comm = f.read().strip()
+            except OSError:
+                continue
+            for label, name in SHARED.items():
+                if comm == name:
+                    found[label].append(int(entry))
+    return found
+
+
 class BindCycles:
     """Nova's life of an ARQ, in a loop, by ``connections`` threads."""
 
@@ -75,13 +97,19 @@ class BindCycles:
         self.failures = []
         self._lock = threading.Lock()
 
-    def cycle(self, client):
+    def cycle(self, client, step=None):
+        """One cycle; its seconds.
+
+        :param step: called with each step's name as it ends (STEPS).
+        """
+        step = step or (lambda name: None)
         instance = str(uuid.uuid4())
         start = time.perf_counter()
         arqs = bench.expect(client, 'POST', '/accelerator_requests',
                             {'device_profile_name': self.profile},
                             201)['arqs']
         arq = arqs[0]['uuid']
+        step('create')
         try:
             bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
                 {'op': 'add', 'path': '/hostname', 'value': self.host},
@@ -89,16 +117,67 @@ class BindCycles:
                  'value': self.rp_uuid},
                 {'op': 'add', 'path': '/instance_uuid',
                  'value': instance}]}, 202)
+            step('bind')
             events = self.nova.wait_for(instance, 1, 60)
             if not events or events[0]['status'] != 'completed':
                 raise RuntimeError('bind of %s: %s' % (arq, events))
+            step('event')
             bench.expect(client, 'PATCH', '/accelerator_requests', {arq: [
                 {'op': 'remove', 'path': path} for path in
                 ('/hostname', '/device_rp_uuid', '/instance_uuid')]}, 202)
+            step('unbind')
         finally:
             bench.expect(client, 'DELETE',
                          '/accelerator_requests?arqs=' + arq, None, 204)
+        step('delete')
         return time.perf_counter() - start
+
+    def steps(self, cycles, services):
+        """``cycles`` cycles one after the other: what each step costs.
+
+        Between two steps, the CPU seconds of every process of each
+        service (its workers included), of RabbitMQ and MariaDB, and of
+        this thread (the load generator) are read from /proc; at one
+        cycle at a time, what a step costs is what those processes spent
+        while it ran.
+
+        :param services: {name: pids} of the shape's services.
+        :returns: {step: {'wall': ms, process group: CPU ms}}, means per
+            cycle, ``'cycle'`` their sum.
+        """
+        groups = {name: compare_memory.tree(pids)
+                  for name, pids in services.items()}
+        groups.update(_shared_pids())
+        spent = {name: {key: 0.0 for key in ['wall', 'load', *groups]}
+                 for name in STEPS}
+
+        def cpu():
+            return {key: sum(compare_memory.cpu_seconds(pid) for pid in pids)
+                    for key, pids in groups.items()}
+
+        def started():
+            # The clocks last, so that reading /proc counts in no step.
+            processes = cpu()
+            return processes, time.thread_time(), time.perf_counter()
+        client = bench.Client(self.api)
+        last = None
+
+        def step(name):
+            nonlocal last
+            wall, load = time.perf_counter(), time.thread_time()
+            processes = cpu()
+            for key, value in (('wall', wall - last[2]),
+                               ('load', load - last[1]),
+                               *((key, processes[key] - last[0][key])
+                                 for key in groups)):
+                spent[name][key] += value * 1000 / cycles
+            last = started()
+        for _ in range(cycles):
+            last = started()
+            self.cycle(client, step)
+        spent['cycle'] = {key: sum(spent[name][key] for name in STEPS)
+                          for key in spent[STEPS[0]]}
+        return spent
 
     def _run(self, deadline):
         client = bench.Client(self.api)

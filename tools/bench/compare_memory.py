@@ -13,7 +13,8 @@
 
 Read from /proc for the given processes and all their descendants:
 resident (RSS) and proportional (PSS, which counts a page that forked
-processes share once), at rest and the peaks under load.
+processes share once), at rest and the peaks under load; and the CPU
+time a process spent.
 """
 
 import os
@@ -35,7 +36,7 @@ def _children():
     return tree
 
 
-def _tree(pids):
+def tree(pids):
     """``pids`` and all their descendants."""
     tree = _children()
     todo, seen = list(pids), []
@@ -45,6 +46,16 @@ def _tree(pids):
             seen.append(pid)
             todo.extend(tree.get(pid, ()))
     return seen
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds of one process so far; 0 once gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return 0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def _kib(path, field):
@@ -65,7 +76,7 @@ def rss_mib(pids):
     Pages that forked processes share count once in each of them.
     """
     return sum(_kib('/proc/%d/status' % pid, 'VmRSS:')
-               for pid in _tree(pids)) / 1024
+               for pid in tree(pids)) / 1024
 
 
 def pss_mib(pids):
@@ -75,7 +86,7 @@ def pss_mib(pids):
     it once: what the service costs the machine.
     """
     return sum(_kib('/proc/%d/smaps_rollup' % pid, 'Pss:')
-               for pid in _tree(pids)) / 1024
+               for pid in tree(pids)) / 1024
 
 
 #: What :func:`memory` reports: {figure's key at rest: function}.

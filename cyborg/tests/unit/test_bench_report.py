@@ -52,6 +52,17 @@ def _memory(api, conductor, agent):
     return figures
 
 
+def _steps(ms):
+    """Bind steps of ``ms`` each: its wall time, half of it in the API."""
+    names = ('create', 'bind', 'event', 'unbind', 'delete')
+    steps = {name: {'wall': ms, 'api': ms / 2, 'conductor': ms / 4,
+                    'agent': 0.0, 'RabbitMQ': 0.5, 'MariaDB': 1.0,
+                    'load': 0.25} for name in names}
+    steps['cycle'] = {key: sum(steps[name][key] for name in names)
+                      for key in steps['create']}
+    return steps
+
+
 def _results():
     existing = {'create_profile': _call(20, c=4), 'list_profiles': _call(4),
                 'get_profile': _call(8), 'create_arq': _call(12, c=4),
@@ -74,8 +85,10 @@ def _results():
         'instance_arqs': {'2000': {'p50': 2.5}, '100000': {'p50': 7.25}},
         'shapes': {
             'existing': {'calls': existing,
-                         'memory': _memory(256, 214, 206)},
-            'rabbit': {'calls': rabbit, 'memory': _memory(100, 120, 150)},
+                         'memory': _memory(256, 214, 206),
+                         'bind_steps': _steps(40)},
+            'rabbit': {'calls': rabbit, 'memory': _memory(100, 120, 150),
+                       'bind_steps': _steps(8)},
             'all_in_one': {'calls': all_in_one,
                            'memory': {'all': {'rest': 150, 'load': 200}}},
             'bare': {'calls': {'list_profiles': _call(100)}},
@@ -151,6 +164,27 @@ class TestCompareReport(base.TestCase):
         self.assertIn('The list of 200 profiles is 82,000 bytes', text)
         self.assertIn('list 200 device profiles ≥10× existing | 5.0× | '
                       '**no**', text)
+
+    def test_steps_of_a_bind_cycle_per_process(self):
+        results = _results()
+        results['step_cycles'] = 150
+        text = self._text(results)
+        self.assertIn('Where a bind cycle goes, 150 cycles one at a time',
+                      text)
+        existing, ours = text.split(
+            'openstack-cyborg 17.0.0:  .. list-table::')[1].split(
+                'Cyborg, --rabbit:  .. list-table::')
+        self.assertIn('step | wall | API | conductor | agent | RabbitMQ | '
+                      'MariaDB | load generator', existing)
+        self.assertIn('bind | 40.00 | 20.00 | 10.00 | 0.00 | 0.50 | 1.00 | '
+                      '0.25', existing)
+        self.assertIn('cycle | 200 | 100 | 50.00 | 0.00 | 2.50 | 5.00 | '
+                      '1.25', existing)
+        self.assertIn('cycle | 40.00 | 20.00 | 10.00 |', ours)
+        # A shape measured without them (an older run) has no table.
+        del results['shapes']['rabbit']['bind_steps']
+        self.assertNotIn('Cyborg, --rabbit:  .. list-table::',
+                         self._text(results))
 
     def test_the_database_is_named(self):
         results = _results()
