@@ -110,7 +110,10 @@ def start_binds(context, patch, executor):
 
 
 def delete(context, uuids=None, instance_uuid=None):
-    """Delete ARQs, removing their mdevs first; handles are released."""
+    """Delete ARQs, removing their mdevs first; handles are released.
+
+    :returns: the uuids of the ARQs deleted.
+    """
     if uuids is not None:
         arqs = arq_obj.AcceleratorRequest.list(context,
                                                filters={'uuid': uuids})
@@ -123,7 +126,7 @@ def delete(context, uuids=None, instance_uuid=None):
         arqs = arq_obj.AcceleratorRequest.list(
             context, filters={'instance_uuid': instance_uuid})
     unbinding.remove_mdevs(context, arqs)
-    arqs = arq_obj.AcceleratorRequest.destroy_many(
+    deleted = arq_obj.AcceleratorRequest.destroy_many(
         context, uuids=uuids, instance_uuid=instance_uuid)
-    LOG.info('Deleted accelerator requests %s', [a.uuid for a in arqs])
-    return arqs
+    LOG.info('Deleted accelerator requests %s', deleted)
+    return deleted

@@ -406,24 +406,28 @@ def delete_many(context, uuids=None, instance_uuid=None):
 
     Their attach handles are released in the same transaction.
 
-    :returns: the deleted rows, as they were.
+    :returns: the deleted rows' ``id``, ``uuid`` and ``attach_handle_id``
+        as they were.
     """
-    # Lock the rows (by a bare column, as _for_update does) so that a
-    # handle claimed by a bind running meanwhile is the one released.
-    locked = context.session.query(_MODEL.id)
+    # The rows are locked and read in one statement of bare columns (a
+    # lock on the ARQ's joined relations would fail on PostgreSQL), so
+    # that a handle claimed by a bind running meanwhile is the one
+    # released.
+    locked = context.session.query(_MODEL.id, _MODEL.uuid,
+                                   _MODEL.attach_handle_id)
     if uuids is not None:
         locked = locked.filter(_MODEL.uuid.in_(list(uuids)))
     else:
         locked = locked.filter(_MODEL.instance_uuid == instance_uuid)
-    ids = [row_id for (row_id,) in locked.with_for_update().all()]
-    rows = context.session.query(_MODEL).filter(_MODEL.id.in_(ids)).all()
+    rows = locked.with_for_update().all()
     if uuids is not None:
         missing = set(uuids) - {r.uuid for r in rows}
         if missing:
             raise exception.AcceleratorRequestNotFound(
                 uuid=', '.join(sorted(missing)))
-    if not ids:
+    if not rows:
         return []
+    ids = [r.id for r in rows]
     context.session.query(_MODEL).filter(_MODEL.id.in_(ids)).update(
         {'state': states.DELETING, 'attach_handle_id': None},
         synchronize_session=False)

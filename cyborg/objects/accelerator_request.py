@@ -114,15 +114,14 @@ class AcceleratorRequest(stored.PersistentObject):
         return cls._from_db_objects(context, arq_db.list_bind_started(
             context, updated_before=updated_before))
 
-    @classmethod
-    def destroy_many(cls, context, uuids=None, instance_uuid=None):
+    @staticmethod
+    def destroy_many(context, uuids=None, instance_uuid=None):
         """Delete by uuids (all or nothing) or by instance (idempotent).
 
-        :returns: the deleted ARQs as they were before deletion.
+        :returns: the uuids of the ARQs deleted.
         """
-        return cls._from_db_objects(
-            context, arq_db.delete_many(context, uuids=uuids,
-                                        instance_uuid=instance_uuid))
+        return [row.uuid for row in arq_db.delete_many(
+            context, uuids=uuids, instance_uuid=instance_uuid)]
 
     @staticmethod
     def owners(context, uuids, project_id=None):

@@ -107,8 +107,9 @@ class _BindCycle:
         'bind': _counts(4, 2, 11, 2, 1),
         # The ARQ read; locked and read, released with its handle.
         'unbind': _counts(3, 1, 5, 1, 1),
-        # The ARQ read twice; locked, read, its handle released, deleted.
-        'delete': _counts(3, 1, 6, 1, 1),
+        # The ARQ read twice; locked and read in one statement, its handle
+        # released, deleted.
+        'delete': _counts(3, 1, 5, 1, 1),
     }
     #: Whether the engine has locking reads (SQLite locks the file).
     LOCKING = True
