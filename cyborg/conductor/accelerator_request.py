@@ -114,18 +114,15 @@ def delete(context, uuids=None, instance_uuid=None):
 
     :returns: the uuids of the ARQs deleted.
     """
+    holders = arq_obj.AcceleratorRequest.holders(
+        context, uuids=uuids, instance_uuid=instance_uuid)
     if uuids is not None:
-        arqs = arq_obj.AcceleratorRequest.list(context,
-                                               filters={'uuid': uuids})
-        missing = set(uuids) - {a.uuid for a in arqs}
+        missing = set(uuids) - {h.uuid for h in holders}
         if missing:
             # Checked before any mdev goes: all or nothing.
             raise exception.AcceleratorRequestNotFound(
                 uuid=', '.join(sorted(missing)))
-    else:
-        arqs = arq_obj.AcceleratorRequest.list(
-            context, filters={'instance_uuid': instance_uuid})
-    unbinding.remove_mdevs(context, arqs)
+    unbinding.remove_mdevs(context, holders)
     deleted = arq_obj.AcceleratorRequest.destroy_many(
         context, uuids=uuids, instance_uuid=instance_uuid)
     LOG.info('Deleted accelerator requests %s', deleted)

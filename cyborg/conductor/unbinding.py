@@ -60,7 +60,11 @@ def remove_mdev(context, agent, handle, quiet=False):
 
 
 def mdev_of(context, arq):
-    """The MDEV attach handle an ARQ holds, or None."""
+    """The MDEV attach handle an ARQ holds, or None.
+
+    :param arq: an ARQ, or its
+        :class:`~cyborg.objects.accelerator_request.Holder`.
+    """
     if arq.attach_handle_id is None or not arq.hostname:
         return None
     if arq.attach_handle_type not in ('', states.ATTACH_MDEV):
@@ -97,6 +101,9 @@ def remove_mdevs(context, arqs):
 
     Deleting must not stop at a host that is down: an mdev left there keeps
     its handle's uuid and is reused by the next bind of that handle.
+
+    :param arqs: the ARQs, or their
+        :class:`~cyborg.objects.accelerator_request.Holder`.
     """
     agent = None
     for arq in arqs:

@@ -213,6 +213,28 @@ def load_patch(context, uuids, rp_uuids):
     return arqs, (bind_targets(context, rp_uuids) if rp_uuids else {})
 
 
+@main_context_manager.reader
+def holders(context, uuids=None, instance_uuid=None):
+    """The ARQs by uuids or of an instance, with the handle each holds.
+
+    One statement of four columns: what deleting them needs first (which
+    of them hold an mdev, and where).
+
+    :returns: rows of ``uuid``, ``hostname``, ``attach_handle_id`` and
+        ``attach_handle_type`` (the handle's type; None without one).
+    """
+    handle = models.AttachHandle
+    query = sa.select(
+        _MODEL.uuid, _MODEL.hostname, _MODEL.attach_handle_id,
+        handle.attach_type.label('attach_handle_type')).outerjoin(
+            handle, handle.id == _MODEL.attach_handle_id)
+    if uuids is not None:
+        query = query.where(_MODEL.uuid.in_(sorted(uuids)))
+    else:
+        query = query.where(_MODEL.instance_uuid == instance_uuid)
+    return context.session.execute(query).all()
+
+
 class Claim(typing.NamedTuple):
     """What a claim of an attach handle did."""
 

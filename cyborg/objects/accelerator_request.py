@@ -47,6 +47,16 @@ class Owner(typing.NamedTuple):
     instance_uuid: typing.Optional[str]
 
 
+class Holder(typing.NamedTuple):
+    """An ARQ and the handle it holds: what deleting it needs first."""
+
+    uuid: str
+    hostname: typing.Optional[str]
+    attach_handle_id: typing.Optional[int]
+    #: The handle's type; '' without a handle.
+    attach_handle_type: str
+
+
 def _bind_targets(context, rows):
     return {rp_uuid: BindTarget(
         deployable_obj.Deployable._from_db_object(context, row.deployable),
@@ -122,6 +132,14 @@ class AcceleratorRequest(stored.PersistentObject):
         """
         return [row.uuid for row in arq_db.delete_many(
             context, uuids=uuids, instance_uuid=instance_uuid)]
+
+    @staticmethod
+    def holders(context, uuids=None, instance_uuid=None):
+        """The :class:`Holder` of each ARQ of ``uuids`` or of an instance."""
+        return [Holder(row.uuid, row.hostname, row.attach_handle_id,
+                       row.attach_handle_type or '')
+                for row in arq_db.holders(context, uuids=uuids,
+                                          instance_uuid=instance_uuid)]
 
     @staticmethod
     def owners(context, uuids, project_id=None):

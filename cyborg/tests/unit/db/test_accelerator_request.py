@@ -361,6 +361,31 @@ class TestAcceleratorRequests(base.TestCase):
         self.assertEqual([], arq_db.delete_many(
             self.admin_context, instance_uuid=arq.instance_uuid))
 
+    def test_holders_name_each_arq_and_its_handle_type(self):
+        pci = self._bind_started()
+        db_utils.bind_arq(self.admin_context, pci.uuid, self.deployable.id)
+        _, mdev_deployable, _ = db_utils.create_device_tree(
+            self.admin_context, pci_address='0000:3b:00.0',
+            attach_type='MDEV', asked_type='nvidia-222')
+        mdev = self._bind_started()
+        arq_db.claim_handle(self.admin_context, mdev.uuid,
+                            mdev_deployable.id)
+        bare = self._arq()
+        self._arq()  # named by neither call
+        rows = arq_db.holders(self.admin_context,
+                              uuids=[pci.uuid, mdev.uuid, bare.uuid])
+        self.assertEqual(sorted([
+            (pci.uuid, 'host1', 'PCI'), (mdev.uuid, 'host1', 'MDEV'),
+            (bare.uuid, None, None)]), sorted(
+                (r.uuid, r.hostname, r.attach_handle_type) for r in rows))
+        self.assertEqual(
+            {pci.uuid: True, mdev.uuid: True, bare.uuid: False},
+            {r.uuid: r.attach_handle_id is not None for r in rows})
+        rows = arq_db.holders(self.admin_context,
+                              instance_uuid=mdev.instance_uuid)
+        self.assertEqual([(mdev.uuid, 'MDEV')],
+                         [(r.uuid, r.attach_handle_type) for r in rows])
+
     def test_list_filters_in_sql(self):
         instance = uuidutils.generate_uuid()
         self._arq(instance_uuid=instance)
