@@ -68,7 +68,7 @@ def mdev_of(context, arq):
     if arq.attach_handle_id is None or not arq.hostname:
         return None
     if arq.attach_handle_type not in ('', states.ATTACH_MDEV):
-        # A bound ARQ shows its handle's type.
+        # A bound ARQ shows its handle's type, a Holder any handle's.
         return None
     handle = handle_obj.AttachHandle.get_by_id(context, arq.attach_handle_id)
     return handle if handle.attach_type == states.ATTACH_MDEV else None

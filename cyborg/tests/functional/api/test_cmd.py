@@ -26,6 +26,7 @@ import sqlalchemy
 import testtools
 
 from cyborg.db import models
+from cyborg.tests import functional
 
 
 #: A transport URL for processes that only read: no message is sent, so no
@@ -114,13 +115,19 @@ class TestCyborgAPICommand(testtools.TestCase):
                              self._get('/v2/device_profiles'))
         # Each worker's socket queues a burst of new connections (Nova
         # booting many servers at once), not cheroot's default five: ss
-        # shows a listening socket's backlog as its Send-Q.
-        listening = subprocess.run(
-            ['ss', '-Hltn', 'sport = :%d' % self.port],
-            capture_output=True, text=True, check=True).stdout.split('\n')
-        backlogs = [int(line.split()[2]) for line in listening if line]
-        self.assertEqual(2, len(backlogs), listening)
-        self.assertEqual([], [b for b in backlogs if b < 128])
+        # shows a listening socket's backlog as its Send-Q. The second
+        # worker may open its socket after the first answered.
+
+        def backlogs():
+            listening = subprocess.run(
+                ['ss', '-Hltn', 'sport = :%d' % self.port],
+                capture_output=True, text=True, check=True).stdout
+            found = [int(line.split()[2])
+                     for line in listening.splitlines() if line]
+            return found if len(found) == 2 else None
+        found = functional.wait('both workers listening on %d' % self.port,
+                                backlogs, timeout=60)
+        self.assertEqual([], [b for b in found if b < 128])
 
     def test_noauth_is_said_at_start(self):
         self._start(RABBIT)
