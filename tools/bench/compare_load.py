@@ -160,7 +160,6 @@ class BindCycles:
             processes = cpu()
             return processes, time.thread_time(), time.perf_counter()
         client = bench.Client(self.api)
-        last = None
 
         def step(name):
             nonlocal last
@@ -172,8 +171,8 @@ class BindCycles:
                                  for key in groups)):
                 spent[name][key] += value * 1000 / cycles
             last = started()
+        last = started()
         for _ in range(cycles):
-            last = started()
             self.cycle(client, step)
         spent['cycle'] = {key: sum(spent[name][key] for name in STEPS)
                           for key in spent[STEPS[0]]}

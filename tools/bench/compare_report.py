@@ -294,7 +294,7 @@ def render(results):
             'while it ran (the service\'s processes, its workers included; '
             'RabbitMQ and MariaDB, which the shapes share; the load '
             'generator\'s thread). "event" is from the bind\'s answer to '
-            'the event at the stub Nova.' % results.get('step_cycles', 200),
+            'the event at the stub Nova.' % results['step_cycles'],
             '']
         lines += steps
     lines += ['Targets:', '']

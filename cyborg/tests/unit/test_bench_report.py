@@ -82,6 +82,7 @@ def _results():
                  'commit': 'abc1234', 'duration': 10,
                  'load_generator': 'wrk', 'load_cpu': 0.05},
         'cpus': 2, 'api_workers_default': 2, 'list_bytes': 82000,
+        'step_cycles': 200,
         'instance_arqs': {'2000': {'p50': 2.5}, '100000': {'p50': 7.25}},
         'shapes': {
             'existing': {'calls': existing,
